@@ -1,0 +1,41 @@
+#include <iostream>
+#include <map>
+
+#include "cli/cli.h"
+#include "core/error.h"
+
+namespace lockstep::cli {
+
+int main(int argc, char** argv) {
+  CLI::App app{"lockstep: an ONNX compiler whose CPU and GPU backends give the same answer"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lockstep 0.1.0");
+  std::map<CLI::App*, Action> actions;
+  auto add = [&](const char* name, const char* help, Action (*make)(CLI::App&)) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    actions[sub] = make(*sub);
+  };
+  add("info", "Print a model's inputs, outputs, op counts and parameters", add_info);
+  add("run", "Run a model on a target and write its outputs as .npy", add_run);
+  add("conformance", "Run a folder of ONNX backend-test cases and print a scoreboard by op",
+      add_conformance);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUserError;
+  }
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const Error& e) {
+    std::cerr << "lockstep: error: " << e.what() << "\n";
+    return kExitUserError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lockstep: error: out of memory\n";
+    return kExitUserError;
+  }
+  return kExitOk;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,58 @@
+// Host tensors: Tensor holds the model's bytes; RefTensor holds the float64 / int64 values
+// the reference interpreter computes with.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace lockstep {
+
+// Dense row-major tensor in its own dtype, as read from ONNX or .npy and as returned to users.
+struct Tensor {
+  DType dtype = DType::undefined;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+
+  Tensor() = default;
+  Tensor(DType t, Shape s);  // zero-filled
+  int64_t numel() const { return shape_numel(shape); }
+  template <class T> T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+};
+
+// Reference-interpreter value: floating dtypes in `f` (float64), integers and bool in `i`.
+// `dtype` is the ONNX type the value has in the model; arithmetic is done in double/int64.
+struct RefTensor {
+  DType dtype = DType::undefined;
+  Shape shape;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  RefTensor() = default;
+  RefTensor(DType t, Shape s);  // zero-filled, storage chosen by dtype
+  bool is_float() const { return dtype_is_float(dtype); }
+  int64_t numel() const { return shape_numel(shape); }
+  double get(int64_t k) const { return is_float() ? f[k] : static_cast<double>(i[k]); }
+  int64_t get_int(int64_t k) const { return is_float() ? static_cast<int64_t>(f[k]) : i[k]; }
+  // Stores v converted to this tensor's dtype (integers wrap as C casts do, bool is v != 0).
+  void set(int64_t k, double v);
+  void set_int(int64_t k, int64_t v);
+  // dst[k] = src[j] for same-dtype tensors; the primitive of every data-movement op.
+  void copy_elem(int64_t k, const RefTensor& src, int64_t j) {
+    if (is_float()) f[k] = src.f[j]; else i[k] = src.i[j];
+  }
+};
+
+RefTensor to_ref(const Tensor& t);
+// Rounds to the tensor's dtype (float: round to nearest; ints: wrap to width).
+Tensor from_ref(const RefTensor& r);
+// Same values, cast to another dtype with ONNX Cast semantics.
+RefTensor cast_ref(const RefTensor& r, DType to);
+// Rounds a double to what `t` can hold; the value the model's dtype would store.
+double round_to_dtype(double v, DType t);
+int64_t wrap_to_dtype(int64_t v, DType t);
+
+}  // namespace lockstep

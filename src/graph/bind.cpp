@@ -1,0 +1,61 @@
+#include "graph/bind.h"
+
+#include "core/error.h"
+
+namespace lockstep {
+
+static std::string declared_str(const Value& v) {
+  if (!v.type.rank_known) return std::string(dtype_name(v.type.dtype)) + "[unknown rank]";
+  std::string s = std::string(dtype_name(v.type.dtype)) + "[";
+  for (size_t k = 0; k < v.declared.size(); ++k) {
+    if (k) s += ",";
+    const Dim& d = v.declared[k];
+    s += d.known() ? std::to_string(d.value) : (d.symbol.empty() ? "?" : d.symbol);
+  }
+  return s + "]";
+}
+
+std::vector<TypeInfo> bind_inputs(const Graph& g, const TensorMap& inputs) {
+  for (const auto& [name, t] : inputs) {
+    bool found = false;
+    for (int v : g.inputs) found |= g.values[v].name == name;
+    if (!found) {
+      std::string names;
+      for (int v : g.inputs) names += (names.empty() ? "" : ", ") + g.values[v].name;
+      throw Error("input '" + name + "' is not an input of the model (its inputs: " + names + ")");
+    }
+  }
+  std::map<std::string, int64_t> symbols;
+  std::vector<TypeInfo> types;
+  for (int v : g.inputs) {
+    const Value& val = g.values[v];
+    auto it = inputs.find(val.name);
+    if (it == inputs.end()) throw Error("model input '" + val.name + "' was not given");
+    const Tensor& t = it->second;
+    std::string want = declared_str(val);
+    std::string got = TypeInfo{t.dtype, true, t.shape}.str();
+    if (t.dtype != val.type.dtype)
+      throw Error("input '" + val.name + "': dtype " + dtype_name(t.dtype) + " given, model expects " + want);
+    if (val.type.rank_known) {
+      if (t.shape.size() != val.declared.size())
+        throw Error("input '" + val.name + "': shape " + got + " has rank " +
+                    std::to_string(t.shape.size()) + ", model expects " + want);
+      for (size_t k = 0; k < t.shape.size(); ++k) {
+        const Dim& d = val.declared[k];
+        if (d.known() && d.value != t.shape[k])
+          throw Error("input '" + val.name + "': shape " + got + " differs from " + want +
+                      " at axis " + std::to_string(k));
+        if (d.known() || d.symbol.empty()) continue;
+        auto [pos, fresh] = symbols.emplace(d.symbol, t.shape[k]);
+        if (!fresh && pos->second != t.shape[k])
+          throw Error("input '" + val.name + "': dimension '" + d.symbol + "' is " +
+                      std::to_string(t.shape[k]) + " here but " + std::to_string(pos->second) +
+                      " in another input");
+      }
+    }
+    types.push_back(TypeInfo{t.dtype, true, t.shape});
+  }
+  return types;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,8 @@
+// TODO(helper): ops of this family.
+#include "ops/op.h"
+
+namespace lockstep {
+
+std::span<const OpDef> conv_ops() { return {}; }
+
+}  // namespace lockstep

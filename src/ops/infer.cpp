@@ -1,0 +1,93 @@
+#include "ops/infer.h"
+
+#include <algorithm>
+
+#include "ops/op.h"
+
+namespace lockstep {
+
+void check_node_schema(const Graph& g, int n) {
+  const Node& node = g.nodes[n];
+  const OpDef* def = find_op(node.domain, node.op_type);
+  if (!def) {
+    std::string dom = node.domain.empty() ? "" : " in domain '" + node.domain + "'";
+    throw Unsupported(g.label(n) + ": operator '" + node.op_type + "'" + dom +
+                " is not supported by lockstep");
+  }
+  int ni = static_cast<int>(node.inputs.size()), no = static_cast<int>(node.outputs.size());
+  if (ni < def->min_inputs || ni > def->max_inputs)
+    throw Error(g.label(n) + ": has " + std::to_string(ni) + " inputs, expected " +
+                std::to_string(def->min_inputs) + ".." + std::to_string(def->max_inputs));
+  if (no < def->min_outputs || no > def->max_outputs)
+    throw Error(g.label(n) + ": has " + std::to_string(no) + " outputs, expected " +
+                std::to_string(def->min_outputs) + ".." + std::to_string(def->max_outputs));
+  for (const auto& [key, attr] : node.attrs) {
+    if (std::find(def->attrs.begin(), def->attrs.end(), key) == def->attrs.end())
+      throw Unsupported(g.label(n) + ": attribute '" + key + "' is not supported");
+    if (attr.kind == Attr::Unsupported)
+      throw Unsupported(g.label(n) + ": attribute '" + key + "' has a kind lockstep does not read");
+  }
+}
+
+static bool foldable(const std::vector<const RefTensor*>& vals, const InferCtx& c) {
+  int64_t total = 0;
+  for (size_t k = 0; k < c.num_inputs(); ++k) {
+    if (!c.has_input(k)) continue;
+    if (!vals[k]) return false;
+    total += vals[k]->numel();
+  }
+  for (const TypeInfo& t : c.out)
+    if (!t.fully_known() || shape_numel(t.dims) > kFoldLimit) return false;
+  return total <= kFoldLimit;
+}
+
+static void infer_node(const Graph& g, int n, GraphTypes& gt) {
+  const Node& node = g.nodes[n];
+  const OpDef* def = find_op(node.domain, node.op_type);
+  InferCtx c(g, n);
+  for (int v : node.inputs) {
+    c.in.push_back(v >= 0 ? gt.type[v] : TypeInfo{});
+    c.in_value.push_back(v >= 0 && gt.value[v] ? &*gt.value[v] : nullptr);
+  }
+  c.out.resize(node.outputs.size());
+  c.out_value.resize(node.outputs.size());
+  def->infer(c);
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (c.has_output(k) && c.out[k].dtype == DType::undefined)
+      c.fail("internal: shape rule left output " + std::to_string(k) + " untyped");
+  if (foldable(c.in_value, c)) {
+    RefCtx r(g, n);
+    r.in = c.in_value;
+    r.out.resize(node.outputs.size());
+    def->ref(r);
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (!c.out_value[k]) c.out_value[k] = std::move(r.out[k]);
+  }
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    int v = node.outputs[k];
+    if (v < 0) continue;
+    gt.type[v] = c.out[k];
+    if (c.out_value[k]) gt.value[v] = std::move(c.out_value[k]);
+  }
+}
+
+GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs) {
+  GraphTypes gt;
+  gt.type.resize(g.values.size());
+  gt.value.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    if (!val.initializer) continue;
+    gt.type[v] = TypeInfo{val.initializer->dtype, true, val.initializer->shape};
+    if (val.initializer->numel() <= kFoldLimit) gt.value[v] = to_ref(*val.initializer);
+  }
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    gt.type[g.inputs[k]] = inputs ? (*inputs)[k] : g.values[g.inputs[k]].type;
+  for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
+    check_node_schema(g, n);
+    infer_node(g, n, gt);
+  }
+  return gt;
+}
+
+}  // namespace lockstep

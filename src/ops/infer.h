@@ -1,0 +1,26 @@
+// Whole-graph shape and dtype inference with small-value propagation, so that shape
+// arithmetic (Shape -> Gather -> Concat -> Reshape) resolves to concrete dims.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace lockstep {
+
+struct GraphTypes {
+  std::vector<TypeInfo> type;                 // per value id
+  std::vector<std::optional<RefTensor>> value;  // per value id, when known without running
+};
+
+// Checks node `n` against its OpDef: op supported, arity, attributes known. Throws Error.
+void check_node_schema(const Graph& g, int n);
+
+// Runs every node's shape rule in order. `inputs` gives the graph inputs' types (from actual
+// tensors at run time); when null, the declared types are used and symbols stay unknown.
+GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs = nullptr);
+
+// Values up to this many elements are folded during inference (shape arithmetic, scalars).
+constexpr int64_t kFoldLimit = 1 << 16;
+
+}  // namespace lockstep

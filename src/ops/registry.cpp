@@ -1,0 +1,30 @@
+#include <algorithm>
+
+#include "ops/op.h"
+
+namespace lockstep {
+
+static std::vector<const OpDef*> all_ops() {
+  std::vector<const OpDef*> all;
+  for (auto table : {elementwise_ops(), movement_ops(), generator_ops(), conv_ops(),
+                     linalg_ops(), reduce_ops()})
+    for (const OpDef& d : table) all.push_back(&d);
+  return all;
+}
+
+const OpDef* find_op(const std::string& domain, const std::string& op_type) {
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
+  static const std::vector<const OpDef*> ops = all_ops();
+  for (const OpDef* d : ops)
+    if (op_type == d->name) return d;
+  return nullptr;
+}
+
+std::vector<std::string> supported_op_names() {
+  std::vector<std::string> names;
+  for (const OpDef* d : all_ops()) names.push_back(d->name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,51 @@
+#include "ref/interpreter.h"
+
+#include "ops/infer.h"
+#include "ops/op.h"
+
+namespace lockstep {
+
+// Index of each value's last reader, so intermediates are freed as soon as possible.
+static std::vector<int> last_use(const Graph& g) {
+  std::vector<int> last(g.values.size(), -1);
+  for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n)
+    for (int v : g.nodes[n].inputs)
+      if (v >= 0) last[v] = n;
+  for (int v : g.outputs) last[v] = static_cast<int>(g.nodes.size());
+  return last;
+}
+
+std::vector<RefTensor> run_reference(const Graph& g, const TensorMap& inputs,
+                                     const RefOptions& opts) {
+  std::vector<TypeInfo> in_types = bind_inputs(g, inputs);
+  GraphTypes types = infer_graph(g, &in_types);  // all shapes checked before any work
+  std::vector<std::optional<RefTensor>> vals(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].initializer) vals[v] = to_ref(*g.values[v].initializer);
+  for (int v : g.inputs) vals[v] = to_ref(inputs.at(g.values[v].name));
+  std::vector<int> last = last_use(g);
+  for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
+    const Node& node = g.nodes[n];
+    RefCtx c(g, n);
+    for (int v : node.inputs) c.in.push_back(v >= 0 ? &*vals[v] : nullptr);
+    c.out.resize(node.outputs.size());
+    find_op(node.domain, node.op_type)->ref(c);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      int v = node.outputs[k];
+      if (v < 0) continue;
+      const TypeInfo& t = types.type[v];
+      if (c.out[k].dtype != t.dtype || c.out[k].shape != t.dims)
+        c.fail("internal: reference produced " + TypeInfo{c.out[k].dtype, true, c.out[k].shape}.str() +
+               " for output " + std::to_string(k) + ", shape rule said " + t.str());
+      if (opts.on_value) opts.on_value(v, c.out[k]);
+      vals[v] = std::move(c.out[k]);
+    }
+    for (int v : node.inputs)
+      if (v >= 0 && last[v] == n && !g.values[v].initializer) vals[v].reset();
+  }
+  std::vector<RefTensor> outs;
+  for (int v : g.outputs) outs.push_back(*vals[v]);
+  return outs;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,40 @@
+#include "runtime/program.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "ref/interpreter.h"
+
+namespace lockstep {
+
+namespace {
+
+// `ref`: the float64 interpreter over the unoptimised graph, rounded to the model's dtypes.
+class RefProgram : public Program {
+ public:
+  explicit RefProgram(const Graph& g) : graph_(g) {}
+  const std::string& target() const override { return name_; }
+  std::vector<Tensor> run(const TensorMap& inputs) override {
+    std::vector<Tensor> outs;
+    for (const RefTensor& r : run_reference(graph_, inputs)) outs.push_back(from_ref(r));
+    return outs;
+  }
+
+ private:
+  const Graph& graph_;
+  std::string name_ = "ref";
+};
+
+}  // namespace
+
+std::vector<std::string> known_targets() { return {"ref", "cpu", "cuda", "opencl", "metal"}; }
+
+std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions&) {
+  if (target == "ref") return std::make_unique<RefProgram>(g);
+  auto known = known_targets();
+  if (std::find(known.begin(), known.end(), target) == known.end())
+    throw Error("unknown target '" + target + "' (known: ref, cpu, cuda, opencl, metal)");
+  throw Error("target '" + target + "' is not implemented in this version of lockstep yet");
+}
+
+}  // namespace lockstep

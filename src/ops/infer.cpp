@@ -29,6 +29,18 @@ void check_node_schema(const Graph& g, int n) {
   }
 }
 
+// Rejects shapes no run could allocate (and whose element count would overflow int64).
+static void check_size(const InferCtx& c, const TypeInfo& t) {
+  if (!t.rank_known) return;
+  __int128 n = 1;
+  for (int64_t d : t.dims) {
+    if (d < -1) c.fail("internal: shape rule produced a negative dimension in " + t.str());
+    if (d < 0) continue;
+    n *= d;
+    if (n > kMaxElements) c.fail("output shape " + t.str() + " is too large");
+  }
+}
+
 static bool foldable(const std::vector<const RefTensor*>& vals, const InferCtx& c) {
   int64_t total = 0;
   for (size_t k = 0; k < c.num_inputs(); ++k) {
@@ -52,9 +64,12 @@ static void infer_node(const Graph& g, int n, GraphTypes& gt) {
   c.out.resize(node.outputs.size());
   c.out_value.resize(node.outputs.size());
   def->infer(c);
-  for (size_t k = 0; k < node.outputs.size(); ++k)
-    if (c.has_output(k) && c.out[k].dtype == DType::undefined)
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (!c.has_output(k)) continue;
+    if (c.out[k].dtype == DType::undefined)
       c.fail("internal: shape rule left output " + std::to_string(k) + " untyped");
+    check_size(c, c.out[k]);
+  }
   if (foldable(c.in_value, c)) {
     RefCtx r(g, n);
     r.in = c.in_value;

@@ -22,5 +22,7 @@ GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs = nul
 
 // Values up to this many elements are folded during inference (shape arithmetic, scalars).
 constexpr int64_t kFoldLimit = 1 << 16;
+// No tensor may have more elements than this (2^40); larger shapes are errors, not overflows.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 }  // namespace lockstep

@@ -15,6 +15,15 @@ static std::vector<int> last_use(const Graph& g) {
   return last;
 }
 
+// A data-dependent shape may be partly unknown to the shape rule; known parts must agree.
+static bool matches(const TypeInfo& t, const Shape& s) {
+  if (!t.rank_known) return true;
+  if (t.dims.size() != s.size()) return false;
+  for (size_t k = 0; k < s.size(); ++k)
+    if (t.dims[k] >= 0 && t.dims[k] != s[k]) return false;
+  return true;
+}
+
 std::vector<RefTensor> run_reference(const Graph& g, const TensorMap& inputs,
                                      const RefOptions& opts) {
   std::vector<TypeInfo> in_types = bind_inputs(g, inputs);
@@ -34,11 +43,11 @@ std::vector<RefTensor> run_reference(const Graph& g, const TensorMap& inputs,
       int v = node.outputs[k];
       if (v < 0) continue;
       const TypeInfo& t = types.type[v];
-      if (c.out[k].dtype != t.dtype || c.out[k].shape != t.dims)
+      if (c.out[k].dtype != t.dtype || !matches(t, c.out[k].shape))
         c.fail("internal: reference produced " + TypeInfo{c.out[k].dtype, true, c.out[k].shape}.str() +
                " for output " + std::to_string(k) + ", shape rule said " + t.str());
       if (opts.on_value) opts.on_value(v, c.out[k]);
-      vals[v] = std::move(c.out[k]);
+      if (last[v] >= 0) vals[v] = std::move(c.out[k]);  // unread outputs are dropped
     }
     for (int v : node.inputs)
       if (v >= 0 && last[v] == n && !g.values[v].initializer) vals[v].reset();

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang in BUILD_DIR, seeds them from the test models and
+# .npy files, and runs each for SECONDS (default 60). Findings are written to BUILD_DIR/crashes.
+# Usage: fuzz.sh SRC_DIR BUILD_DIR [SECONDS]
+set -euo pipefail
+src=$(cd "${1:?source dir}" && pwd); build=${2:?build dir}; secs=${3:-60}
+CC=clang CXX=clang++ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLOCKSTEP_FUZZ=ON -DLOCKSTEP_TESTS=OFF >/dev/null
+cmake --build "$build" -j"${JOBS:-2}" --target onnx_loader_fuzz npy_fuzz
+mkdir -p "$build/corpus/onnx" "$build/corpus/npy" "$build/crashes"
+find "$src/tests/data" -name '*.onnx' -size -256k -exec cp -t "$build/corpus/onnx" {} + 2>/dev/null || true
+find "$src/tests/data" -name '*.npy' -size -64k -exec cp -t "$build/corpus/npy" {} + 2>/dev/null || true
+status=0
+for t in onnx_loader_fuzz:onnx npy_fuzz:npy; do
+  bin=${t%%:*}; corpus=${t##*:}
+  echo "== $bin for ${secs}s, seeds: $(ls "$build/corpus/$corpus" | wc -l)"
+  if ! "$build/fuzz/$bin" "$build/corpus/$corpus" -max_total_time="$secs" -rss_limit_mb=2048 \
+       -timeout=20 -artifact_prefix="$build/crashes/$bin-" -print_final_stats=1 2>"$build/$bin.log"; then
+    status=1
+  fi
+  grep -E "stat::number_of_executed_units|stat::new_units_added|ERROR|SUMMARY" "$build/$bin.log" || true
+done
+ls -l "$build/crashes"
+exit $status

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds lockstep with AddressSanitizer + UndefinedBehaviorSanitizer in BUILD_DIR and runs
+# its test suite there (everything but the heavy labels). Usage: sanitize.sh SRC_DIR BUILD_DIR
+set -euo pipefail
+src=${1:?source dir}; build=${2:?build dir}
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_SANITIZE=ON \
+  ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
+cmake --build "$build" -j"${JOBS:-2}"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$build" --output-on-failure -j"${JOBS:-2}" -LE heavy

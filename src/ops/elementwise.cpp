@@ -1,8 +1,175 @@
-// TODO(helper): ops of this family.
-#include "ops/op.h"
+// Elementwise arithmetic, activations and comparisons: one broadcasting binary helper, one
+// unary helper, and a table that says per op what it computes and which dtypes it accepts.
+#include <cmath>
+
+#include "ops/elementwise.h"
 
 namespace lockstep {
 
-std::span<const OpDef> elementwise_ops() { return {}; }
+using namespace ew;
+
+namespace {
+
+// Dtype histories from the ONNX spec (lockstep dtypes only; string and complex are refused
+// at import).
+constexpr TypeSet kArith7 = kFloat | types({DType::i32, DType::i64, DType::u32, DType::u64});
+const TypeHistory kArithTypes = {{7, kArith7}, {13, kArith7 | kBf16}, {14, kNumeric}};
+const TypeHistory kFloatTypes = {{7, kFloat}, {13, kFloat | kBf16}};
+const TypeHistory kNegTypes = {{7, kFloat | kSigned}, {13, kFloat | kBf16 | kSigned}};
+const TypeHistory kAbsTypes = {{7, kNumeric & ~kBf16}, {13, kNumeric}};
+const TypeHistory kReluTypes = {{7, kFloat}, {13, kFloat | kBf16}, {14, kFloat | kBf16 | kSigned}};
+const TypeHistory kLeakyReluTypes = {{7, kFloat}, {16, kFloat | kBf16}};
+const TypeHistory kErfTypes = {{9, kNumeric & ~kBf16}, {13, kNumeric}};
+const TypeHistory kEqualTypes = {{7, kBool | types({DType::i32, DType::i64})},
+                                 {11, kBool | (kNumeric & ~kBf16)},
+                                 {13, kBool | kNumeric}};
+const TypeHistory kOrderTypes = {{7, kFloat}, {9, kNumeric & ~kBf16}, {13, kNumeric}};
+
+void infer_unary(InferCtx& c, TypeHistory h) {
+  require_types(c, 0, h);
+  c.out[0] = c.in[0];
+}
+
+// Both inputs of one dtype, broadcast together; comparisons answer bool.
+void infer_binary(InferCtx& c, TypeHistory h, bool to_bool) {
+  require_types(c, 0, h);
+  require_types(c, 1, h);
+  c.require_same_dtype(0, 1);
+  c.out[0] = infer_broadcast(c, {0, 1}, to_bool ? DType::boolean : c.in[0].dtype);
+}
+
+// out = op(a, b) over the broadcast of inputs 0 and 1. Floats go through fop in double;
+// integers through iop in exact 64-bit arithmetic, wrapped to the dtype on store. uint64
+// values are kept as their bit pattern in int64; iop receives the dtype to tell them apart.
+template <class FOp, class IOp>
+void ref_binary(RefCtx& c, bool to_bool, FOp fop, IOp iop) {
+  const RefTensor& a = c.input(0);
+  const RefTensor& b = c.input(1);
+  RefTensor out(to_bool ? DType::boolean : a.dtype, ref_broadcast(c, {0, 1}));
+  for_each_broadcast(out.shape, {a.shape, b.shape}, [&](int64_t k, const int64_t* ix) {
+    if (a.is_float()) out.set(k, fop(a.f[ix[0]], b.f[ix[1]]));
+    else out.set_int(k, iop(a.i[ix[0]], b.i[ix[1]], a.dtype));
+  });
+  c.out[0] = std::move(out);
+}
+
+template <class FOp, class IOp>
+void ref_unary(RefCtx& c, FOp fop, IOp iop) {
+  const RefTensor& x = c.input(0);
+  RefTensor out(x.dtype, x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    if (x.is_float()) out.f[k] = fop(x.f[k]);
+    else out.set_int(k, iop(x.i[k], x.dtype));
+  }
+  c.out[0] = std::move(out);
+}
+
+// Ops defined only on floating dtypes (infer has refused the others).
+template <class FOp>
+void ref_float_unary(RefCtx& c, FOp fop) {
+  if (!c.input(0).is_float()) c.fail(std::string("internal: float-only op given ") + dtype_name(c.input(0).dtype));
+  ref_unary(c, fop, [](int64_t x, DType) { return x; });
+}
+
+// Integer arithmetic through uint64 so overflow wraps (defined) instead of being UB.
+uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
+int64_t int_add(int64_t a, int64_t b, DType) { return s(u(a) + u(b)); }
+int64_t int_sub(int64_t a, int64_t b, DType) { return s(u(a) - u(b)); }
+int64_t int_mul(int64_t a, int64_t b, DType) { return s(u(a) * u(b)); }
+
+// C semantics: truncation toward zero. INT64_MIN / -1 wraps instead of trapping.
+void ref_div(RefCtx& c) {
+  ref_binary(c, false, [](double a, double b) { return a / b; },
+             [&](int64_t a, int64_t b, DType t) -> int64_t {
+               if (b == 0) c.fail("integer division by zero");
+               if (t == DType::u64) return s(u(a) / u(b));
+               if (b == -1) return s(0 - u(a));
+               return a / b;
+             });
+}
+
+double sigmoid(double x) {
+  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
+  double e = std::exp(x);  // no overflow for very negative x
+  return e / (1.0 + e);
+}
+
+void ref_leaky_relu(RefCtx& c) {
+  double alpha = c.attr_float("alpha", 0.01);
+  ref_float_unary(c, [alpha](double x) { return x < 0 ? alpha * x : x; });
+}
+
+void infer_leaky_relu(InferCtx& c) {
+  infer_unary(c, kLeakyReluTypes);
+  c.attr_float("alpha", 0.01);  // checks the attribute's kind
+}
+
+const OpDef kOps[] = {
+    {"Add", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kArithTypes, false); },
+     [](RefCtx& c) { ref_binary(c, false, [](double a, double b) { return a + b; }, int_add); }},
+    {"Sub", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kArithTypes, false); },
+     [](RefCtx& c) { ref_binary(c, false, [](double a, double b) { return a - b; }, int_sub); }},
+    {"Mul", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kArithTypes, false); },
+     [](RefCtx& c) { ref_binary(c, false, [](double a, double b) { return a * b; }, int_mul); }},
+    {"Div", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kArithTypes, false); }, ref_div},
+    {"Pow", 2, 2, 1, 1, {}, infer_pow, ref_pow},
+    {"Equal", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kEqualTypes, true); },
+     [](RefCtx& c) {
+       ref_binary(c, true, [](double a, double b) { return a == b; },
+                  [](int64_t a, int64_t b, DType) -> int64_t { return a == b; });
+     }},
+    {"Less", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kOrderTypes, true); },
+     [](RefCtx& c) {
+       ref_binary(c, true, [](double a, double b) { return a < b; },
+                  [](int64_t a, int64_t b, DType t) -> int64_t { return int_less(a, b, t); });
+     }},
+    {"Greater", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kOrderTypes, true); },
+     [](RefCtx& c) {
+       ref_binary(c, true, [](double a, double b) { return a > b; },
+                  [](int64_t a, int64_t b, DType t) -> int64_t { return int_less(b, a, t); });
+     }},
+    {"Neg", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kNegTypes); },
+     [](RefCtx& c) {
+       ref_unary(c, [](double x) { return -x; }, [](int64_t x, DType) { return s(0 - u(x)); });
+     }},
+    {"Abs", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kAbsTypes); },
+     [](RefCtx& c) {
+       ref_unary(c, [](double x) { return std::fabs(x); }, [](int64_t x, DType t) {
+         return dtype_is_unsigned_int(t) || x >= 0 ? x : s(0 - u(x));
+       });
+     }},
+    {"Relu", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kReluTypes); },
+     [](RefCtx& c) {
+       // x < 0 rather than max(x, 0) so NaN propagates as in numpy.
+       ref_unary(c, [](double x) { return x < 0 ? 0.0 : x; },
+                 [](int64_t x, DType) { return x < 0 ? int64_t{0} : x; });
+     }},
+    {"Erf", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kErfTypes); },
+     [](RefCtx& c) {
+       // Integers: erf in double, truncated toward zero like a C cast.
+       ref_unary(c, [](double x) { return std::erf(x); }, [](int64_t x, DType t) {
+         return static_cast<int64_t>(std::erf(t == DType::u64 ? double(u(x)) : double(x)));
+       });
+     }},
+    {"Exp", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kFloatTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::exp(x); }); }},
+    {"Log", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kFloatTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::log(x); }); }},
+    {"Sqrt", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kFloatTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::sqrt(x); }); }},
+    {"Tanh", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kFloatTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::tanh(x); }); }},
+    {"Sigmoid", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kFloatTypes); },
+     [](RefCtx& c) { ref_float_unary(c, sigmoid); }},
+    {"LeakyRelu", 1, 1, 1, 1, {"alpha"}, infer_leaky_relu, ref_leaky_relu},
+    {"Clip", 1, 3, 1, 1, {"min", "max"}, infer_clip, ref_clip},
+    {"Where", 3, 3, 1, 1, {}, infer_where, ref_where},
+    {"Cast", 1, 1, 1, 1, {"to", "saturate", "round_mode"}, infer_cast, ref_cast},
+};
+
+}  // namespace
+
+std::span<const OpDef> elementwise_ops() { return kOps; }
 
 }  // namespace lockstep

@@ -1,8 +1,208 @@
-// TODO(helper): ops of this family.
-#include "ops/op.h"
+// Ops that make tensors from attributes or shapes: Shape, Constant, ConstantOfShape, Range.
+// Shape and Constant give their values to inference, so shape arithmetic folds to numbers.
+#include <algorithm>
+#include <cmath>
+
+#include "ops/elementwise.h"
+#include "ops/infer.h"
 
 namespace lockstep {
 
-std::span<const OpDef> generator_ops() { return {}; }
+using namespace ew;
+
+namespace {
+
+// Shape-15 slices the dims with `start`/`end`, clamped to [0, rank] like Python slices.
+std::pair<int64_t, int64_t> shape_slice(const OpCtx& c, int64_t rank) {
+  auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  int64_t lo = clamp(c.attr_int("start", 0)), hi = clamp(c.attr_int("end", rank));
+  return {lo, std::max(lo, hi)};
+}
+
+RefTensor dims_value(const Shape& dims, int64_t lo, int64_t hi) {
+  RefTensor v(DType::i64, {hi - lo});
+  for (int64_t k = lo; k < hi; ++k) v.i[k - lo] = dims[k];
+  return v;
+}
+
+void infer_shape(InferCtx& c) {
+  require_present(c, 0);
+  if (c.opset < 15 && (c.has_attr("start") || c.has_attr("end")))
+    c.fail("attributes 'start' and 'end' exist from opset 15, the model imports opset " +
+           std::to_string(c.opset));
+  const TypeInfo& x = c.in[0];
+  if (!x.rank_known) return c.set_output(0, DType::i64, {-1});
+  auto [lo, hi] = shape_slice(c, static_cast<int64_t>(x.dims.size()));
+  c.set_output(0, DType::i64, {hi - lo});
+  if (std::all_of(x.dims.begin() + lo, x.dims.begin() + hi, [](int64_t d) { return d >= 0; }))
+    c.out_value[0] = dims_value(x.dims, lo, hi);
+}
+
+void ref_shape(RefCtx& c) {
+  const Shape& dims = c.input(0).shape;
+  auto [lo, hi] = shape_slice(c, static_cast<int64_t>(dims.size()));
+  c.out[0] = dims_value(dims, lo, hi);
+}
+
+const char* const kConstantAttrs[] = {"value", "value_float", "value_floats", "value_int",
+                                      "value_ints", "value_string", "value_strings",
+                                      "sparse_value"};
+
+// The one attribute that holds a Constant's value, checked against the opset.
+const Attr& constant_attr(const OpCtx& c) {
+  const char* key = nullptr;
+  for (const char* k : kConstantAttrs) {
+    if (!c.has_attr(k)) continue;
+    if (key) c.fail(std::string("has both '") + key + "' and '" + k + "'; exactly one is allowed");
+    key = k;
+  }
+  if (!key) c.fail("needs one of the attributes value, value_float(s), value_int(s)");
+  std::string name = key;
+  if (name != "value" && name != "sparse_value" && c.opset < 12)
+    c.fail("attribute '" + name + "' exists from opset 12");
+  if (name == "value_string" || name == "value_strings" || name == "sparse_value")
+    throw Unsupported(c.graph.label(c.node_index) + ": Constant with '" + name +
+                      "' is not supported");
+  const Attr& a = *c.node.attr(key);
+  Attr::Kind want = name == "value" ? Attr::TensorK
+                    : name == "value_float" ? Attr::Float
+                    : name == "value_floats" ? Attr::Floats
+                    : name == "value_int" ? Attr::Int : Attr::Ints;
+  if (a.kind != want || (want == Attr::TensorK && !a.t))
+    c.fail("attribute '" + name + "' has the wrong kind");
+  return a;
+}
+
+TypeInfo constant_type(const Attr& a) {
+  switch (a.kind) {
+    case Attr::TensorK: return TypeInfo{a.t->dtype, true, a.t->shape};
+    case Attr::Float: return TypeInfo{DType::f32, true, {}};
+    case Attr::Floats: return TypeInfo{DType::f32, true, {static_cast<int64_t>(a.floats.size())}};
+    case Attr::Int: return TypeInfo{DType::i64, true, {}};
+    default: return TypeInfo{DType::i64, true, {static_cast<int64_t>(a.ints.size())}};
+  }
+}
+
+// value_float(s) are float32 in the file, so their doubles are exact float32 values.
+RefTensor constant_value(const Attr& a) {
+  if (a.kind == Attr::TensorK) return to_ref(*a.t);
+  RefTensor v(constant_type(a).dtype, constant_type(a).dims);
+  switch (a.kind) {
+    case Attr::Float: v.f[0] = a.f; break;
+    case Attr::Floats: v.f = a.floats; break;
+    case Attr::Int: v.i[0] = a.i; break;
+    default: v.i = a.ints; break;
+  }
+  return v;
+}
+
+// Constant's output type is not checked against Constant-1's float-only list (opsets 7-8):
+// exporters wrote int64 Constants at those opsets and runtimes accept them.
+void infer_constant(InferCtx& c) {
+  const Attr& a = constant_attr(c);
+  c.out[0] = constant_type(a);
+  if (shape_numel(c.out[0].dims) <= kFoldLimit) c.out_value[0] = constant_value(a);
+}
+
+void ref_constant(RefCtx& c) { c.out[0] = constant_value(constant_attr(c)); }
+
+// The fill value of ConstantOfShape: a one-element tensor attribute, float32 0 by default.
+RefTensor fill_value(const OpCtx& c) {
+  const Attr* a = c.node.attr("value");
+  if (!a) return RefTensor(DType::f32, {});
+  if (a->kind != Attr::TensorK || !a->t) c.fail("attribute 'value' must be a tensor");
+  if (a->t->numel() != 1)
+    c.fail("attribute 'value' must hold one element, got shape " + shape_str(a->t->shape));
+  TypeSet allowed = types_at({{9, (kNumeric & ~kBf16) | kBool}, {20, kNumeric | kBool}}, c.opset);
+  if (!(allowed & types({a->t->dtype})))
+    c.fail(std::string("attribute 'value' has dtype ") + dtype_name(a->t->dtype) +
+           ", which ConstantOfShape does not accept at opset " + std::to_string(c.opset));
+  return to_ref(*a->t);
+}
+
+Shape requested_shape(const OpCtx& c, const RefTensor& v) {
+  Shape s(v.i.begin(), v.i.end());
+  for (int64_t d : s)
+    if (d < 0) c.fail("shape input " + shape_str(s) + " has a negative dim");
+  return s;
+}
+
+void infer_constant_of_shape(InferCtx& c) {
+  require_types(c, 0, {{9, types({DType::i64})}});
+  c.require_rank(0, 1);
+  DType t = fill_value(c).dtype;
+  const TypeInfo& in = c.in[0];
+  if (const RefTensor* v = c.value(0)) c.set_output(0, t, requested_shape(c, *v));
+  else if (in.rank_known && in.dims[0] >= 0) c.set_output(0, t, Shape(in.dims[0], -1));
+  else c.set_output_unknown_rank(0, t);
+}
+
+void ref_constant_of_shape(RefCtx& c) {
+  const RefTensor& dims = c.input(0);
+  if (dims.shape.size() != 1) c.fail("input 0 must be 1-D, got " + shape_str(dims.shape));
+  RefTensor fill = fill_value(c);
+  RefTensor out(fill.dtype, requested_shape(c, dims));
+  for (int64_t k = 0; k < out.numel(); ++k) out.copy_elem(k, fill, 0);
+  c.out[0] = std::move(out);
+}
+
+const TypeHistory kRangeTypes = {{11, types({DType::f32, DType::f64, DType::i16, DType::i32,
+                                             DType::i64})}};
+
+// max(ceil((limit - start) / delta), 0); for float32 the difference is taken in float32 first,
+// as ONNX's own shape inference does.
+int64_t range_length(const OpCtx& c, const RefTensor& start, const RefTensor& limit,
+                     const RefTensor& delta) {
+  for (const RefTensor* t : {&start, &limit, &delta})
+    if (!t->shape.empty()) c.fail("inputs must be scalars, got shape " + shape_str(t->shape));
+  if (start.is_float()) {
+    if (delta.f[0] == 0) c.fail("delta is zero");
+    double n = std::ceil(round_to_dtype(limit.f[0] - start.f[0], start.dtype) / delta.f[0]);
+    if (!(n < 9.0e18)) c.fail("range length is not finite");  // also catches NaN
+    return std::max<int64_t>(static_cast<int64_t>(n), 0);
+  }
+  if (delta.i[0] == 0) c.fail("delta is zero");
+  __int128 span = static_cast<__int128>(limit.i[0]) - start.i[0], d = delta.i[0];
+  __int128 q = span / d;
+  if (span % d != 0 && (span > 0) == (d > 0)) ++q;  // ceil of an inexact positive quotient
+  return static_cast<int64_t>(std::max<__int128>(q, 0));
+}
+
+void infer_range(InferCtx& c) {
+  for (size_t k = 0; k < 3; ++k) {
+    require_types(c, k, kRangeTypes);
+    c.require_same_dtype(0, k);
+    c.require_rank(k, 0);
+  }
+  const RefTensor *s = c.value(0), *l = c.value(1), *d = c.value(2);
+  int64_t n = s && l && d ? range_length(c, *s, *l, *d) : -1;
+  c.set_output(0, c.in[0].dtype, {n});
+}
+
+// Element i is start + i * delta, as the spec defines it (no accumulated rounding).
+void ref_range(RefCtx& c) {
+  const RefTensor &s = c.input(0), &l = c.input(1), &d = c.input(2);
+  int64_t n = range_length(c, s, l, d);
+  RefTensor out(s.dtype, {n});
+  for (int64_t k = 0; k < n; ++k) {
+    if (s.is_float()) out.f[k] = s.f[0] + static_cast<double>(k) * d.f[0];
+    else out.set_int(k, s.i[0] + k * d.i[0]);
+  }
+  c.out[0] = std::move(out);
+}
+
+const OpDef kOps[] = {
+    {"Shape", 1, 1, 1, 1, {"start", "end"}, infer_shape, ref_shape},
+    {"Constant", 0, 0, 1, 1,
+     {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
+      "value_strings", "sparse_value"},
+     infer_constant, ref_constant},
+    {"ConstantOfShape", 1, 1, 1, 1, {"value"}, infer_constant_of_shape, ref_constant_of_shape},
+    {"Range", 3, 3, 1, 1, {}, infer_range, ref_range},
+};
+
+}  // namespace
+
+std::span<const OpDef> generator_ops() { return kOps; }
 
 }  // namespace lockstep

@@ -1,0 +1,307 @@
+#include "frontend/npy.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace lockstep {
+
+static_assert(std::endian::native == std::endian::little, "lockstep assumes a little-endian host");
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+// What the header dict says, before it is turned into a Tensor.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  Shape shape;
+};
+
+// Recursive-descent reader for the Python literal NumPy writes:
+// {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& what) : s_(text), what_(what) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    std::map<std::string, bool> seen;
+    expect('{');
+    while (!peek('}')) {
+      std::string key = string_literal();
+      expect(':');
+      if (seen[key]) fail("key '" + key + "' appears twice");
+      seen[key] = true;
+      if (key == "descr") {
+        if (peek('[')) throw Unsupported(what_ + ": structured (record) arrays are not supported");
+        h.descr = string_literal();
+      } else if (key == "fortran_order") {
+        h.fortran_order = boolean();
+      } else if (key == "shape") {
+        h.shape = tuple();
+      } else {
+        fail("unexpected key '" + key + "'");
+      }
+      if (!peek('}')) expect(',');
+    }
+    expect('}');
+    skip_space();
+    if (pos_ != s_.size()) fail("text after the header dictionary");
+    for (const char* k : {"descr", "fortran_order", "shape"})
+      if (!seen[k]) fail(std::string("header has no '") + k + "'");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw Error(what_ + ": corrupt .npy header (" + msg + ")");
+  }
+  void skip_space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool peek(char c) {
+    skip_space();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!peek(c)) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string string_literal() {
+    skip_space();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) fail("expected a quoted string");
+    char q = s_[pos_++];
+    size_t end = s_.find(q, pos_);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string r = s_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return r;
+  }
+  bool boolean() {
+    skip_space();
+    for (auto [word, v] : {std::pair{"True", true}, std::pair{"False", false}}) {
+      size_t n = std::strlen(word);
+      if (s_.compare(pos_, n, word) == 0) { pos_ += n; return v; }
+    }
+    fail("fortran_order is not True or False");
+  }
+  int64_t integer() {
+    skip_space();
+    size_t start = pos_;
+    int64_t v = 0;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) fail("dimension too large");
+      v = v * 10 + (s_[pos_++] - '0');
+    }
+    if (pos_ == start) fail("shape holds something other than non-negative integers");
+    if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 long literal
+    return v;
+  }
+  Shape tuple() {
+    Shape dims;
+    expect('(');
+    while (!peek(')')) {
+      dims.push_back(integer());
+      if (!peek(')')) expect(',');
+    }
+    expect(')');
+    return dims;
+  }
+
+  const std::string& s_;
+  const std::string& what_;
+  size_t pos_ = 0;
+};
+
+// The dtype named by a descr such as '<f4'; sets `swap` for big-endian multi-byte data.
+DType dtype_from_descr(const std::string& descr, bool& swap, const std::string& what) {
+  if (descr.size() < 2) throw Error(what + ": corrupt .npy header (dtype '" + descr + "')");
+  char order = descr[0], kind = descr[1];
+  if (order != '<' && order != '>' && order != '|' && order != '=')
+    throw Error(what + ": corrupt .npy header (dtype '" + descr + "')");
+  std::string size = descr.substr(2);
+  if (kind == 'O') throw Unsupported(what + ": object arrays are not supported (dtype '" + descr + "')");
+  if (kind == 'U' || kind == 'S' || kind == 'a')
+    throw Unsupported(what + ": string arrays are not supported (dtype '" + descr + "')");
+  static const std::map<std::string, DType> known = {
+      {"b1", DType::boolean}, {"i1", DType::i8}, {"u1", DType::u8},
+      {"i2", DType::i16}, {"u2", DType::u16}, {"i4", DType::i32}, {"u4", DType::u32},
+      {"i8", DType::i64}, {"u8", DType::u64}, {"f2", DType::f16}, {"f4", DType::f32},
+      {"f8", DType::f64}};
+  auto it = known.find(std::string(1, kind) + size);
+  if (it == known.end())
+    throw Unsupported(what + ": dtype '" + descr + "' is not supported (numeric and bool only)");
+  swap = order == '>' && dtype_size(it->second) > 1;
+  return it->second;
+}
+
+// NumPy's descr for a dtype: '<f4', '|b1', ...
+std::string descr_of(DType t) {
+  switch (t) {
+    case DType::boolean: return "|b1";
+    case DType::i8: return "|i1";
+    case DType::u8: return "|u1";
+    case DType::i16: return "<i2";
+    case DType::u16: return "<u2";
+    case DType::i32: return "<i4";
+    case DType::u32: return "<u4";
+    case DType::i64: return "<i8";
+    case DType::u64: return "<u8";
+    case DType::f16: return "<f2";
+    case DType::f32: return "<f4";
+    case DType::f64: return "<f8";
+    default: throw Error(std::string("dtype ") + dtype_name(t) + " has no .npy equivalent");
+  }
+}
+
+uint32_t read_le(const std::string& b, size_t at, size_t n) {
+  uint32_t v = 0;
+  for (size_t k = 0; k < n; ++k) v |= static_cast<uint32_t>(static_cast<uint8_t>(b[at + k])) << (8 * k);
+  return v;
+}
+
+// Element count of `shape`, or -1 when it overflows int64.
+int64_t checked_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+void byteswap_elements(std::vector<uint8_t>& bytes, size_t item) {
+  for (size_t k = 0; k + item <= bytes.size(); k += item)
+    std::reverse(bytes.begin() + k, bytes.begin() + k + item);
+}
+
+// Column-major storage -> row-major: walks Fortran order, first index fastest.
+std::vector<uint8_t> fortran_to_c(const std::vector<uint8_t>& src, const Shape& shape, size_t item) {
+  std::vector<uint8_t> dst(src.size());
+  std::vector<int64_t> strides = shape_strides(shape), idx(shape.size(), 0);
+  int64_t n = shape_numel(shape);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t c = 0;
+    for (size_t a = 0; a < shape.size(); ++a) c += idx[a] * strides[a];
+    std::memcpy(&dst[c * item], &src[k * item], item);
+    for (size_t a = 0; a < shape.size() && ++idx[a] == shape[a]; ++a) idx[a] = 0;
+  }
+  return dst;
+}
+
+}  // namespace
+
+Tensor parse_npy(const std::string& b, const std::string& what) {
+  if (b.size() < kMagicLen || b.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
+    throw Error(what + ": not a .npy file (bad magic)");
+  if (b.size() < 10) throw Error(what + ": truncated .npy header");
+  int major = static_cast<uint8_t>(b[6]);
+  if (major < 1 || major > 3)
+    throw Unsupported(what + ": .npy format version " + std::to_string(major) + " is not supported (1-3)");
+  size_t len_bytes = major == 1 ? 2 : 4;
+  size_t start = 8 + len_bytes;
+  if (b.size() < start) throw Error(what + ": truncated .npy header");
+  size_t header_len = read_le(b, 8, len_bytes);
+  if (b.size() - start < header_len) throw Error(what + ": truncated .npy header");
+  NpyHeader h = HeaderParser(b.substr(start, header_len), what).parse();
+  bool swap = false;
+  DType dtype = dtype_from_descr(h.descr, swap, what);
+  int64_t n = checked_numel(h.shape);
+  size_t item = dtype_size(dtype);
+  if (n < 0 || static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / item)
+    throw Error(what + ": .npy shape " + shape_str(h.shape) + " is too large");
+  size_t data_len = b.size() - start - header_len;
+  if (data_len != static_cast<uint64_t>(n) * item)
+    throw Error(what + ": .npy data is " + std::to_string(data_len) + " bytes, but " +
+                dtype_name(dtype) + shape_str(h.shape) + " needs " +
+                std::to_string(static_cast<uint64_t>(n) * item) + " (truncated or corrupt?)");
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = h.shape;
+  t.bytes.assign(b.begin() + static_cast<std::ptrdiff_t>(start + header_len), b.end());
+  if (swap) byteswap_elements(t.bytes, item);
+  if (h.fortran_order && h.shape.size() > 1) t.bytes = fortran_to_c(t.bytes, t.shape, item);
+  if (dtype == DType::boolean)
+    for (auto& v : t.bytes) v = v != 0;  // NumPy reads any non-zero byte as True
+  return t;
+}
+
+Tensor read_npy(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error(".npy file '" + path + "' does not exist");
+  if (std::filesystem::is_directory(path, ec)) throw Error(".npy file '" + path + "' is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open .npy file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw Error("cannot read .npy file '" + path + "'");
+  return parse_npy(ss.str(), ".npy file '" + path + "'");
+}
+
+std::string encode_npy(const Tensor& t) {
+  std::string shape = "(";
+  for (size_t k = 0; k < t.shape.size(); ++k) shape += std::to_string(t.shape[k]) + ", ";
+  if (t.shape.size() > 1) shape.resize(shape.size() - 2);
+  else if (t.shape.size() == 1) shape.pop_back();  // "(3,)"
+  shape += ")";
+  std::string dict = "{'descr': '" + descr_of(t.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Spaces then '\n' so the data starts on a 64-byte boundary, as NumPy does.
+  size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  if (dict.size() > 0xffff) throw Error("shape " + shape_str(t.shape) + " is too long for a .npy 1.0 header");
+  std::string out(kMagic, kMagicLen);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(dict.size() & 0xff);
+  out += static_cast<char>(dict.size() >> 8);
+  out += dict;
+  out.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  return out;
+}
+
+void write_npy(const std::string& path, const Tensor& t) {
+  write_file_atomic(path, encode_npy(t));
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  namespace fs = std::filesystem;
+  static std::atomic<unsigned> counter{0};
+  fs::path target(path);
+  fs::path tmp = target.parent_path() /
+                 ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
+                  std::to_string(counter++));
+  auto fail = [&](const char* doing) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw Error("cannot write '" + path + "': " + doing + " failed: " + why);
+  };
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) { ::close(fd); fail("write"); }
+    done += static_cast<size_t>(w);
+  }
+  if (::fsync(fd) != 0) { ::close(fd); fail("fsync"); }
+  if (::close(fd) != 0) fail("close");
+  if (::rename(tmp.c_str(), target.c_str()) != 0) fail("rename");
+}
+
+}  // namespace lockstep

@@ -1,0 +1,28 @@
+// NumPy .npy files: read format versions 1-3, write version 1.0 (little-endian, C order).
+#pragma once
+#include <string>
+
+#include "core/tensor.h"
+
+namespace lockstep {
+
+// Reads a .npy file into a row-major little-endian Tensor. Fortran-order and big-endian data
+// are converted. Object, string, complex and structured arrays, a corrupt or truncated header
+// and a data size that does not match the shape are Errors naming the file.
+Tensor read_npy(const std::string& path);
+
+// The same from bytes already in memory; `what` names them in errors.
+Tensor parse_npy(const std::string& bytes, const std::string& what);
+
+// The bytes of a version 1.0 .npy file; header padded so the data starts on 64 bytes.
+// bfloat16 has no NumPy dtype and is an Error.
+std::string encode_npy(const Tensor& t);
+
+// Writes encode_npy(t) to `path` atomically (see write_file_atomic).
+void write_npy(const std::string& path, const Tensor& t);
+
+// Writes to a temporary file in the same folder and renames it over `path`, so readers see
+// either the old file or the complete new one, never a part. Throws Error naming the file.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
+}  // namespace lockstep

@@ -120,10 +120,19 @@ RefTensor fill_value(const OpCtx& c) {
   return to_ref(*a->t);
 }
 
+// Data-dependent sizes are checked here too: inference cannot see them in advance.
+void require_allocatable(const OpCtx& c, __int128 n, const std::string& what) {
+  if (n > kMaxElements) c.fail(what + " is too large to allocate");
+}
+
 Shape requested_shape(const OpCtx& c, const RefTensor& v) {
   Shape s(v.i.begin(), v.i.end());
-  for (int64_t d : s)
+  __int128 n = 1;
+  for (int64_t d : s) {
     if (d < 0) c.fail("shape input " + shape_str(s) + " has a negative dim");
+    n = std::min<__int128>(n * d, __int128{kMaxElements} + 1);
+  }
+  require_allocatable(c, n, "output shape " + shape_str(s));
   return s;
 }
 
@@ -158,13 +167,15 @@ int64_t range_length(const OpCtx& c, const RefTensor& start, const RefTensor& li
   if (start.is_float()) {
     if (delta.f[0] == 0) c.fail("delta is zero");
     double n = std::ceil(round_to_dtype(limit.f[0] - start.f[0], start.dtype) / delta.f[0]);
-    if (!(n < 9.0e18)) c.fail("range length is not finite");  // also catches NaN
+    if (!(n <= static_cast<double>(kMaxElements)))  // also catches NaN
+      c.fail("range length ceil((limit - start) / delta) is not finite or too large to allocate");
     return std::max<int64_t>(static_cast<int64_t>(n), 0);
   }
   if (delta.i[0] == 0) c.fail("delta is zero");
   __int128 span = static_cast<__int128>(limit.i[0]) - start.i[0], d = delta.i[0];
   __int128 q = span / d;
   if (span % d != 0 && (span > 0) == (d > 0)) ++q;  // ceil of an inexact positive quotient
+  require_allocatable(c, q, "range of length " + std::to_string(static_cast<int64_t>(q)));
   return static_cast<int64_t>(std::max<__int128>(q, 0));
 }
 

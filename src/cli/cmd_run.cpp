@@ -1,6 +1,151 @@
-// TODO(helper): run subcommand.
+// `lockstep run`: one model, one target, outputs printed (SHA-256, statistics) and saved as .npy.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+
 #include "cli/cli.h"
+#include "cli/inputs.h"
+#include "cli/report.h"
+#include "core/error.h"
+#include "frontend/npy.h"
+#include "frontend/onnx_import.h"
+#include "runtime/program.h"
 
 namespace lockstep::cli {
-Action add_run(CLI::App& app) { return [] { return kExitOk; }; }
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunOpts {
+  std::string model, target = "ref", out;
+  InputSpec inputs;
+};
+
+// The --out folder, made and probed before any work so a bad one fails first. Folders made
+// here are removed again (if still empty) when the run fails, so a failure leaves nothing.
+class OutDir {
+ public:
+  explicit OutDir(const std::string& dir) : dir_(dir) {
+    std::error_code ec;
+    std::vector<fs::path> missing;
+    fs::path p = fs::absolute(dir, ec);
+    for (; !fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path(); p = p.parent_path())
+      missing.push_back(p);
+    if (!fs::is_directory(p, ec))
+      throw Error("output folder '" + dir + "': '" + p.string() + "' exists and is not a folder");
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (::mkdir(it->c_str(), 0755) != 0) {
+        std::string why = std::strerror(errno);
+        remove_made();
+        throw Error("cannot create output folder '" + dir + "': " + why);
+      }
+      made_.push_back(*it);
+    }
+    probe();
+  }
+  ~OutDir() {
+    if (!kept_) remove_made();
+  }
+  OutDir(const OutDir&) = delete;
+  OutDir& operator=(const OutDir&) = delete;
+  void keep() { kept_ = true; }
+
+ private:
+  // access() says yes to root even where nothing can be created; creating a file is the test.
+  void probe() {
+    fs::path f = fs::path(dir_) / (".lockstep-probe-" + std::to_string(::getpid()));
+    int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      std::string why = std::strerror(errno);
+      remove_made();
+      throw Error("output folder '" + dir_ + "' is not writable: " + why);
+    }
+    ::close(fd);
+    ::unlink(f.c_str());
+  }
+  void remove_made() {
+    std::error_code ec;
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) fs::remove(*it, ec);
+    made_.clear();
+  }
+
+  std::string dir_;
+  std::vector<fs::path> made_;
+  bool kept_ = false;
+};
+
+// File for each output, in output order; two outputs that sanitise to one name are an error.
+std::vector<std::string> output_paths(const Graph& g, const std::string& dir) {
+  std::map<std::string, std::string> owner;
+  std::vector<std::string> paths;
+  for (int v : g.outputs) {
+    const std::string& name = g.values[v].name;
+    std::string file = output_file_name(name);
+    auto [it, fresh] = owner.emplace(file, name);
+    if (!fresh && it->second != name)
+      throw Error("outputs '" + it->second + "' and '" + name + "' would both be written to '" + file + "'");
+    paths.push_back((fs::path(dir) / file).string());
+  }
+  return paths;
+}
+
+// bfloat16 has no .npy dtype; float32 holds every bfloat16 value exactly.
+Tensor npy_compatible(const Tensor& t) {
+  return t.dtype == DType::bf16 ? from_ref(cast_ref(to_ref(t), DType::f32)) : t;
+}
+
+int run(const RunOpts& o) {
+  std::optional<OutDir> out_dir;
+  if (!o.out.empty()) out_dir.emplace(o.out);
+  Graph g = load_quietly([&] { return load_onnx(o.model); });
+  std::vector<std::string> paths = o.out.empty() ? std::vector<std::string>{} : output_paths(g, o.out);
+  TensorMap inputs = make_inputs(g, o.inputs);
+  std::unique_ptr<Program> program = compile(g, o.target);
+  std::vector<Tensor> outs = program->run(inputs);
+  if (out_dir) out_dir->keep();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string& name = g.values[g.outputs[k]].name;
+    Tensor t = npy_compatible(outs[k]);
+    std::string line = output_line(name, t);
+    if (outs[k].dtype == DType::bf16) line += "  (bfloat16 widened to float32)";
+    if (!paths.empty()) {
+      write_npy(paths[k], t);
+      line += "  -> " + paths[k];
+    }
+    std::cout << line << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_run(CLI::App& app) {
+  auto o = std::make_shared<RunOpts>();
+  app.add_option("model", o->model, "ONNX model file")->required();
+  app.add_option("--target", o->target, "Target to run on (ref: the float64 reference interpreter)")
+      ->capture_default_str();
+  app.add_option("--input", o->inputs.files, "NAME=FILE.npy: value of a model input (repeatable)");
+  app.add_option("--out", o->out, "Folder to write one .npy per output into (created if missing)");
+  app.add_option("--seed", o->inputs.seed, "Seed for generated inputs")->capture_default_str();
+  app.add_option("--seed-inputs", o->inputs.seed_inputs, "Named input recipe: vits");
+  app.add_option("--dim", o->inputs.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
+  app.footer(std::string(
+      "Prints one line per output: name, dtype[shape], sha256 of the data bytes (as in the\n"
+      ".npy after its header), min/max/RMS over non-NaN values. With --out, each output is\n"
+      "written to DIR/NAME.npy (.npy 1.0, little-endian, C order), NAME being the output's name\n"
+      "with every character outside [A-Za-z0-9._-] replaced by '_'; files are written whole or\n"
+      "not at all. bfloat16 outputs are written as float32 (exact).\n\n") +
+      kInputGenerationHelp +
+      "\n\nExit status: 0 success, 2 bad model, input, option or file.");
+  return [o] { return run(*o); };
+}
+
 }  // namespace lockstep::cli

@@ -1,0 +1,41 @@
+// Model inputs for `run` and the tools that follow it: .npy files the user gives, and
+// deterministic generated values for the rest.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/bind.h"
+#include "graph/graph.h"
+
+namespace lockstep::cli {
+
+// Runs `load` (load_onnx, import_model), holding back what it writes to std::cerr (the
+// libonnx checker's warnings) until it succeeds: a model that fails gives one error line.
+Graph load_quietly(const std::function<Graph()>& load);
+
+// How inputs the user did not give are filled.
+struct InputSpec {
+  std::vector<std::string> files;      // "NAME=FILE.npy", as on the command line
+  std::vector<std::string> dims;       // "SYMBOL=N"
+  uint64_t seed = 0;
+  std::string seed_inputs;             // "" (random) or "vits"
+};
+
+// The --help text that says exactly how inputs are generated.
+extern const char* const kInputGenerationHelp;
+
+// Splits "KEY=VALUE"; `option` ("--input") names the flag in errors.
+std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& option);
+
+// Every input of `g`, by name: the given files (checked against the model, errors name the
+// file), the rest generated. Throws Error for an unknown name, a symbol without a size, ...
+TensorMap make_inputs(const Graph& g, const InputSpec& spec);
+
+// splitmix64: the generator behind generated inputs (public so tests can recompute them).
+uint64_t splitmix64_next(uint64_t& state);
+uint64_t input_stream_seed(uint64_t seed, size_t input_index);
+
+}  // namespace lockstep::cli

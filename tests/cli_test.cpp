@@ -1,0 +1,541 @@
+// The lockstep binary as a user runs it: exit status, the one-line error naming the file or
+// node, and the .npy files `run` writes, checked against values computed here.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "core/sha256.h"
+#include "frontend/npy.h"
+#include "frontend/onnx_import.h"
+
+using namespace lockstep;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Tiny ONNX models written straight as protobufs, so bad ones are as easy as good ones.
+struct ModelBuilder {
+  onnx::ModelProto m;
+  explicit ModelBuilder(int opset = 17) {
+    m.set_ir_version(8);
+    m.set_producer_name("cli_test");
+    m.set_producer_version("1.0");
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    m.mutable_graph()->set_name("g");
+  }
+  // dims: "3" fixed, "T" symbolic, "?" unknown.
+  static void set_type(onnx::ValueInfoProto* v, const std::string& name, int elem,
+                       const std::vector<std::string>& dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto* shape = tt->mutable_shape();
+    for (const auto& d : dims) {
+      auto* dim = shape->add_dim();
+      if (d == "?") continue;
+      if (std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
+      else dim->set_dim_param(d);
+    }
+  }
+  ModelBuilder& input(const std::string& name, int elem, const std::vector<std::string>& dims) {
+    set_type(m.mutable_graph()->add_input(), name, elem, dims);
+    return *this;
+  }
+  ModelBuilder& output(const std::string& name, int elem, const std::vector<std::string>& dims) {
+    set_type(m.mutable_graph()->add_output(), name, elem, dims);
+    return *this;
+  }
+  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins,
+                        const std::vector<std::string>& outs, const std::string& name) {
+    auto* n = m.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : ins) n->add_input(i);
+    for (const auto& o : outs) n->add_output(o);
+    return *n;
+  }
+  ModelBuilder& initializer(const std::string& name, const std::vector<float>& vals,
+                            const std::vector<int64_t>& dims) {
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : vals) t->add_float_data(v);
+    return *this;
+  }
+  std::string bytes() const { return m.SerializeAsString(); }
+  std::string save(const fs::path& p) const {
+    std::ofstream(p, std::ios::binary) << bytes();
+    return p.string();
+  }
+};
+
+constexpr int F32 = onnx::TensorProto::FLOAT;
+constexpr int I64 = onnx::TensorProto::INT64;
+constexpr int BOOL = onnx::TensorProto::BOOL;
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = fs::temp_directory_path() / ("lockstep_cli_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  Result lockstep(const std::vector<std::string>& args) {
+    std::string cmd = quote(LOCKSTEP_BINARY);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote((dir / "stdout.txt").string()) + " 2>" + quote((dir / "stderr.txt").string());
+    int raw = std::system(cmd.c_str());
+    Result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+    r.out = slurp(dir / "stdout.txt");
+    r.err = slurp(dir / "stderr.txt");
+    fs::remove(dir / "stdout.txt");
+    fs::remove(dir / "stderr.txt");
+    return r;
+  }
+
+  // Exit 2 and one stderr line "lockstep: error: ..." containing every one of `needles`.
+  void expect_user_error(const Result& r, const std::vector<std::string>& needles) {
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("lockstep: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    for (const auto& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << "missing '" << n << "' in: " << r.err;
+  }
+
+  std::string npy(const std::string& name, const Tensor& t) {
+    std::string p = (dir / name).string();
+    write_npy(p, t);
+    return p;
+  }
+
+  // y = x + 1 for x float32[2,3]: the smallest valid model.
+  std::string add_one_model() {
+    ModelBuilder b;
+    b.input("x", F32, {"2", "3"}).output("y", F32, {"2", "3"}).initializer("one", {1.0f}, {});
+    b.node("Add", {"x", "one"}, {"y"}, "add_one");
+    return b.save(dir / "add_one.onnx");
+  }
+};
+
+Tensor f32(Shape s, std::vector<float> v) {
+  Tensor t(DType::f32, std::move(s));
+  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  return t;
+}
+
+std::vector<float> floats(const Tensor& t) {
+  std::vector<float> v(t.numel());
+  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  return v;
+}
+
+// Reference splitmix64, written from the published algorithm (Vigna), not the CLI's code.
+uint64_t splitmix(uint64_t& s) {
+  s += 0x9E3779B97F4A7C15ull;
+  uint64_t z = s;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+// ---- bad input: one line, exit 2, nothing written ----
+
+TEST_F(Cli, MissingModelFile) {
+  std::string p = (dir / "nope.onnx").string();
+  expect_user_error(lockstep({"run", p}), {p, "does not exist"});
+  expect_user_error(lockstep({"info", p}), {p, "does not exist"});
+}
+
+TEST_F(Cli, TruncatedModel) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
+  b.node("Identity", {"x"}, {"y"}, "id");
+  std::string bytes = b.bytes();
+  std::string p = (dir / "cut.onnx").string();
+  std::ofstream(p, std::ios::binary) << bytes.substr(0, bytes.size() - 5);
+  expect_user_error(lockstep({"run", p, "--out", (dir / "o").string()}), {p, "not a valid ONNX model"});
+  EXPECT_FALSE(fs::exists(dir / "o"));
+}
+
+TEST_F(Cli, GarbageModel) {
+  std::string p = (dir / "garbage.onnx").string();
+  std::ofstream(p, std::ios::binary) << std::string("\xff\xff\xff\xff garbage", 12);
+  expect_user_error(lockstep({"info", p}), {p, "not a valid ONNX model"});
+}
+
+TEST_F(Cli, NodeReadsUndefinedValue) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
+  b.node("Add", {"x", "ghost"}, {"y"}, "reader");
+  std::string p = b.save(dir / "undef.onnx");
+  expect_user_error(lockstep({"run", p}), {p, "'reader'", "'ghost'", "no node, initializer or graph input"});
+}
+
+TEST_F(Cli, DuplicateOutput) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
+  b.node("Identity", {"x"}, {"y"}, "first");
+  b.node("Identity", {"x"}, {"y"}, "second");
+  std::string p = b.save(dir / "dup.onnx");
+  expect_user_error(lockstep({"run", p}), {"'y'", "defined more than once"});
+}
+
+TEST_F(Cli, UnknownOp) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
+  b.node("FrobnicateV2", {"x"}, {"y"}, "frob");
+  std::string p = b.save(dir / "unknown_op.onnx");
+  expect_user_error(lockstep({"run", p}), {"'frob'", "FrobnicateV2", "not supported"});
+}
+
+TEST_F(Cli, UnsupportedAttributeValue) {
+  // Cast to STRING (8): valid ONNX, but lockstep has no string tensors.
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", onnx::TensorProto::STRING, {"2"});
+  auto& n = b.node("Cast", {"x"}, {"y"}, "to_text");
+  auto* a = n.add_attribute();
+  a->set_name("to");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(onnx::TensorProto::STRING);
+  std::string p = b.save(dir / "cast_string.onnx");
+  Result r = lockstep({"run", p});
+  expect_user_error(r, {"string"});
+  // Either the node or the output declared as a string names the problem.
+  EXPECT_TRUE(r.err.find("'to_text'") != std::string::npos || r.err.find("'y'") != std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnknownAttribute) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
+  auto& n = b.node("Relu", {"x"}, {"y"}, "relu_extra");
+  auto* a = n.add_attribute();
+  a->set_name("bogus");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(3);
+  std::string p = b.save(dir / "bogus_attr.onnx");
+  expect_user_error(lockstep({"run", p}), {"'relu_extra'", "'bogus'"});
+}
+
+TEST_F(Cli, InputNameNotInModel) {
+  std::string m = add_one_model();
+  std::string f = npy("w.npy", f32({2, 3}, {0, 0, 0, 0, 0, 0}));
+  expect_user_error(lockstep({"run", m, "--input", "w=" + f}), {"'w'", "no input named", "x"});
+}
+
+TEST_F(Cli, InputWrongDtype) {
+  std::string m = add_one_model();
+  std::string f = npy("x64.npy", Tensor(DType::f64, {2, 3}));
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f}), {"'x'", f, "float64", "float32[2,3]"});
+}
+
+TEST_F(Cli, InputWrongRank) {
+  std::string m = add_one_model();
+  std::string f = npy("x1.npy", Tensor(DType::f32, {6}));
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f}), {"'x'", f, "rank 1"});
+}
+
+TEST_F(Cli, InputWrongShape) {
+  std::string m = add_one_model();
+  std::string f = npy("x33.npy", Tensor(DType::f32, {3, 3}));
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f}), {"'x'", f, "[3,3]", "axis 0"});
+}
+
+TEST_F(Cli, CorruptNpy) {
+  std::string m = add_one_model();
+  std::string f = (dir / "bad.npy").string();
+  std::ofstream(f, std::ios::binary) << "not an npy file at all";
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f}), {f, "bad magic"});
+  std::string good = encode_npy(Tensor(DType::f32, {2, 3}));
+  std::ofstream(f, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() - 4);
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f}), {f, "truncated or corrupt"});
+}
+
+TEST_F(Cli, MissingNpy) {
+  std::string m = add_one_model();
+  std::string f = (dir / "absent.npy").string();
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f}), {f, "does not exist"});
+}
+
+TEST_F(Cli, OutputFolderIsAFile) {
+  std::string m = add_one_model();
+  fs::path f = dir / "plain_file";
+  std::ofstream(f) << "x";
+  expect_user_error(lockstep({"run", m, "--out", f.string()}), {f.string(), "not a folder"});
+  expect_user_error(lockstep({"run", m, "--out", (f / "sub").string()}), {f.string(), "not a folder"});
+  EXPECT_EQ(slurp(f), "x");
+}
+
+TEST_F(Cli, OutputFolderNotWritable) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can write anywhere";
+  std::string m = add_one_model();
+  fs::path ro = dir / "read_only";
+  fs::create_directories(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  expect_user_error(lockstep({"run", m, "--out", ro.string()}), {ro.string(), "is not writable"});
+  expect_user_error(lockstep({"run", m, "--out", (ro / "o").string()}), {"cannot create output folder"});
+  fs::permissions(ro, fs::perms::owner_all);
+  EXPECT_TRUE(fs::is_empty(ro));
+}
+
+TEST_F(Cli, OutputFolderCannotBeCreated) {
+  // procfs refuses new folders even to root; checked before the model runs.
+  if (!fs::exists("/proc/self")) GTEST_SKIP() << "no procfs";
+  std::string m = add_one_model();
+  expect_user_error(lockstep({"run", m, "--out", "/proc/lockstep_cli_test/o"}),
+                    {"/proc/lockstep_cli_test/o", "cannot create output folder"});
+}
+
+TEST_F(Cli, FailedRunLeavesNoOutputFolder) {
+  std::string m = add_one_model();
+  fs::path out = dir / "a" / "b";
+  expect_user_error(lockstep({"run", m, "--input", "ghost=x.npy", "--out", out.string()}), {"'ghost'"});
+  EXPECT_FALSE(fs::exists(dir / "a"));
+}
+
+TEST_F(Cli, SymbolWithoutSize) {
+  ModelBuilder b;
+  b.input("x", F32, {"1", "frames"}).output("y", F32, {"1", "frames"});
+  b.node("Relu", {"x"}, {"y"}, "r");
+  std::string p = b.save(dir / "sym.onnx");
+  expect_user_error(lockstep({"run", p}), {"'x'", "'frames'", "--dim frames=N"});
+  expect_user_error(lockstep({"run", p, "--dim", "T=3"}), {"'T'", "frames"});
+  expect_user_error(lockstep({"run", p, "--dim", "frames=-3"}), {"frames", "non-negative"});
+}
+
+TEST_F(Cli, UnknownTarget) {
+  std::string m = add_one_model();
+  expect_user_error(lockstep({"run", m, "--target", "tpu9000", "--out", (dir / "o").string()}), {"'tpu9000'"});
+  EXPECT_FALSE(fs::exists(dir / "o"));
+}
+
+// ---- run: values, files, hashes ----
+
+TEST_F(Cli, RunWritesOutputsWithSanitisedNames) {
+  ModelBuilder b;
+  b.input("a", F32, {"2", "3"}).input("b", F32, {"3"});
+  b.output("sum/out:0", F32, {"2", "3"}).output("prod", F32, {"2", "3"});
+  b.node("Add", {"a", "b"}, {"sum/out:0"}, "add");
+  b.node("Mul", {"a", "b"}, {"prod"}, "mul");
+  std::string m = b.save(dir / "two.onnx");
+  std::vector<float> a = {1.5f, -2, 3, 0.25f, 5, -6}, bv = {10, 0.5f, -1};
+  std::string fa = npy("a.npy", f32({2, 3}, a)), fb = npy("b.npy", f32({3}, bv));
+  fs::path out = dir / "out" / "nested";
+  Result r = lockstep({"run", m, "--target", "ref", "--input", "a=" + fa, "--input", "b=" + fb, "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ASSERT_TRUE(fs::exists(out / "sum_out_0.npy")) << r.out;
+  ASSERT_TRUE(fs::exists(out / "prod.npy")) << r.out;
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 2);
+  Tensor sum = read_npy((out / "sum_out_0.npy").string()), prod = read_npy((out / "prod.npy").string());
+  EXPECT_EQ(sum.shape, (Shape{2, 3}));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_EQ(floats(sum)[i * 3 + j], a[i * 3 + j] + bv[j]);
+      EXPECT_EQ(floats(prod)[i * 3 + j], a[i * 3 + j] * bv[j]);
+    }
+  // Each printed line: the name, the dtype and shape, the hash of the file's data bytes.
+  for (auto [name, t] : {std::pair{std::string("sum/out:0"), sum}, std::pair{std::string("prod"), prod}}) {
+    std::string line = name + "  float32[2,3]  sha256=" + sha256_hex(t.bytes.data(), t.bytes.size());
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\nnot in:\n" << r.out;
+  }
+  // min/max/rms of prod, computed here.
+  double mn = 1e9, mx = -1e9, ss = 0;
+  for (float v : floats(prod)) mn = std::min<double>(mn, v), mx = std::max<double>(mx, v), ss += double(v) * v;
+  char stats[128];
+  std::snprintf(stats, sizeof stats, "min=%.6g max=%.6g rms=%.6g", mn, mx, std::sqrt(ss / 6));
+  EXPECT_NE(r.out.find(stats), std::string::npos) << stats << "\nnot in:\n" << r.out;
+}
+
+TEST_F(Cli, OverwritesOnlyWithCompleteFiles) {
+  std::string m = add_one_model();
+  fs::path out = dir / "o";
+  fs::create_directories(out);
+  std::ofstream(out / "y.npy") << "stale";
+  Result r = lockstep({"run", m, "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_npy((out / "y.npy").string()).shape, (Shape{2, 3}));
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);  // no temporaries
+}
+
+TEST_F(Cli, GeneratedInputsFollowTheDocumentedGenerator) {
+  // x float32[2,T], n int64[T], m bool[T]: outputs are the inputs themselves (Identity).
+  ModelBuilder b;
+  b.input("x", F32, {"2", "T"}).input("n", I64, {"T"}).input("m", BOOL, {"T"});
+  b.output("x_out", F32, {"2", "T"}).output("n_out", I64, {"T"}).output("m_out", BOOL, {"T"});
+  b.node("Identity", {"x"}, {"x_out"}, "ix");
+  b.node("Identity", {"n"}, {"n_out"}, "in");
+  b.node("Identity", {"m"}, {"m_out"}, "im");
+  std::string model = b.save(dir / "gen.onnx");
+  const uint64_t seed = 12345;
+  Result r = lockstep({"run", model, "--seed", std::to_string(seed), "--dim", "T=5", "--out", (dir / "o").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto stream = [&](size_t k) { return seed + 0x9E3779B97F4A7C15ull * (k + 1); };
+  uint64_t s = stream(0);
+  std::vector<float> x = floats(read_npy((dir / "o" / "x_out.npy").string()));
+  ASSERT_EQ(x.size(), 10u);
+  for (float v : x) {
+    double want = static_cast<double>(splitmix(s) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    EXPECT_EQ(v, static_cast<float>(want));
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  s = stream(1);
+  Tensor n = read_npy((dir / "o" / "n_out.npy").string());
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(n.data<int64_t>()[k], static_cast<int64_t>(splitmix(s) % 10));
+  s = stream(2);
+  Tensor mask = read_npy((dir / "o" / "m_out.npy").string());
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(mask.bytes[k], splitmix(s) >> 63);
+}
+
+TEST_F(Cli, SameSeedSameHashDifferentSeedDifferentHash) {
+  std::string m = add_one_model();
+  auto hash = [&](const std::string& seed) {
+    Result r = lockstep({"run", m, "--seed", seed});
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::smatch sm;
+    EXPECT_TRUE(std::regex_search(r.out, sm, std::regex("sha256=([0-9a-f]{64})"))) << r.out;
+    return sm.size() > 1 ? sm[1].str() : "";
+  };
+  std::string h1 = hash("1");
+  EXPECT_EQ(h1, hash("1"));
+  EXPECT_NE(h1, hash("2"));
+}
+
+TEST_F(Cli, SeedInputsVits) {
+  // Named z_p/y_mask in swapped declaration order; y = z_p * y_mask.
+  ModelBuilder b;
+  b.input("y_mask", F32, {"1", "1", "T"}).input("z_p", F32, {"1", "4", "T"});
+  b.output("y", F32, {"1", "4", "T"});
+  b.node("Mul", {"z_p", "y_mask"}, {"y"}, "mask");
+  std::string m = b.save(dir / "vits.onnx");
+  Result r = lockstep({"run", m, "--seed-inputs", "vits", "--dim", "T=200", "--out", (dir / "o").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<float> y = floats(read_npy((dir / "o" / "y.npy").string()));
+  ASSERT_EQ(y.size(), 800u);
+  for (int c = 0; c < 4; ++c)
+    for (int t = 0; t < 200; ++t)
+      EXPECT_EQ(y[c * 200 + t], static_cast<float>(0.5 * std::sin(2 * M_PI * (3 * c + t) / 128.0))) << c << "," << t;
+}
+
+TEST_F(Cli, SeedInputsVitsByPosition) {
+  // No z_p/y_mask names: the first 3-D float input is z_p, the second y_mask.
+  ModelBuilder b;
+  b.input("latent", F32, {"1", "2", "8"}).input("mask", F32, {"1", "1", "8"});
+  b.output("latent_out", F32, {"1", "2", "8"}).output("mask_out", F32, {"1", "1", "8"});
+  b.node("Identity", {"latent"}, {"latent_out"}, "a");
+  b.node("Identity", {"mask"}, {"mask_out"}, "b");
+  std::string m = b.save(dir / "vits_pos.onnx");
+  Result r = lockstep({"run", m, "--seed-inputs", "vits", "--out", (dir / "o").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<float> z = floats(read_npy((dir / "o" / "latent_out.npy").string()));
+  for (int c = 0; c < 2; ++c)
+    for (int t = 0; t < 8; ++t)
+      EXPECT_EQ(z[c * 8 + t], static_cast<float>(0.5 * std::sin(2 * M_PI * (3 * c + t) / 128.0)));
+  for (float v : floats(read_npy((dir / "o" / "mask_out.npy").string()))) EXPECT_EQ(v, 1.0f);
+}
+
+TEST_F(Cli, GivenInputBindsSymbol) {
+  // x given as [1,3] binds T=3 for the generated z.
+  ModelBuilder b;
+  b.input("x", F32, {"1", "T"}).input("z", F32, {"1", "T"}).output("y", F32, {"1", "T"});
+  b.node("Add", {"x", "z"}, {"y"}, "add");
+  std::string m = b.save(dir / "bind.onnx");
+  std::string fx = npy("x.npy", f32({1, 3}, {1, 2, 3}));
+  Result r = lockstep({"run", m, "--input", "x=" + fx});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("y  float32[1,3]"), std::string::npos) << r.out;
+  expect_user_error(lockstep({"run", m, "--input", "x=" + fx, "--dim", "T=4"}), {"T=4", fx, "3"});
+}
+
+// ---- info ----
+
+TEST_F(Cli, InfoDescribesTheModel) {
+  ModelBuilder b(13);
+  b.input("z_p", F32, {"1", "4", "T"}).output("out", F32, {"1", "4", "T"});
+  b.initializer("w", {1, 2, 3, 4}, {1, 4, 1}).initializer("b", {0.5f}, {});
+  b.node("Mul", {"z_p", "w"}, {"m1"}, "n1");
+  b.node("Add", {"m1", "b"}, {"a1"}, "n2");
+  b.node("Mul", {"a1", "w"}, {"m2"}, "n3");
+  b.node("Tanh", {"m2"}, {"out"}, "n4");
+  std::string m = b.save(dir / "info.onnx");
+  Result r = lockstep({"info", m});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* want : {"ir_version 8", "opset ai.onnx 13", "producer cli_test 1.0",
+                           "z_p  float32[1,4,T]", "out  float32[1,4,T]", "nodes 4",
+                           "parameters 5 in 2 initializers, 20 bytes"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\nnot in:\n" << r.out;
+  // Mul (2) before Add and Tanh (1 each).
+  std::regex mul("\\n  Mul +2\\n"), add("\\n  Add +1\\n"), tanh("\\n  Tanh +1\\n");
+  EXPECT_TRUE(std::regex_search(r.out, mul)) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, add)) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, tanh)) << r.out;
+  EXPECT_LT(r.out.find("Mul"), r.out.find("Add"));
+}
+
+TEST_F(Cli, InfoMarksUnsupportedOpsThenFails) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
+  b.node("FrobnicateV2", {"x"}, {"y"}, "frob");
+  std::string p = b.save(dir / "frob.onnx");
+  Result r = lockstep({"info", p});
+  EXPECT_NE(r.out.find("FrobnicateV2  1  (not supported)"), std::string::npos) << r.out;
+  expect_user_error(r, {"'frob'", "not supported"});
+}
+
+// ---- run against ONNX's own backend-test data ----
+
+TEST_F(Cli, RunMatchesOnnxBackendTestData) {
+  // test_add and a broadcast case: inputs from input_*.pb, expected from output_0.pb.
+  for (const char* name : {"test_add", "test_add_bcast"}) {
+    fs::path c = fs::path(LOCKSTEP_TEST_DATA) / "onnx-node" / name;
+    fs::path set = c / "test_data_set_0";
+    std::vector<std::string> args = {"run", (c / "model.onnx").string(), "--out", (dir / name).string()};
+    const char* inputs[] = {"x", "y"};
+    for (int k = 0; k < 2; ++k) {
+      Tensor t = load_tensor_pb((set / ("input_" + std::to_string(k) + ".pb")).string());
+      args.push_back("--input");
+      args.push_back(std::string(inputs[k]) + "=" + npy(std::string(name) + inputs[k] + ".npy", t));
+    }
+    Result r = lockstep(args);
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    Tensor want = load_tensor_pb((set / "output_0.pb").string());
+    Tensor got = read_npy((dir / name / "sum.npy").string());
+    EXPECT_EQ(got.shape, want.shape) << name;
+    EXPECT_EQ(floats(got), floats(want)) << name;  // float32 add is correctly rounded both ways
+  }
+}

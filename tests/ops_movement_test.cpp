@@ -133,14 +133,14 @@ std::vector<double> onnx_slice(int64_t len, int64_t start, int64_t stop, int64_t
   start = adjust(start, true);
   stop = adjust(stop, false);
   std::vector<double> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(static_cast<double>(i));
+  for (__int128 i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(static_cast<double>(i));
   return out;
 }
 
 TEST(Slice, AgreesWithSliceRulesOnEveryBoundCombination) {
   std::vector<int64_t> bounds = {kMin, -kMax, -7, -5, -4, -3, -1, 0, 1, 3, 4, 5, 7, kMax};
   for (int64_t len : {0, 1, 4}) {
-    for (int64_t step : {-3, -1, 1, 2}) {
+    for (int64_t step : std::vector<int64_t>{kMin, -3, -1, 1, 2, kMax}) {
       GraphBuilder b(13);
       int x = b.input("x", DType::f32, dims({len}));
       int s = b.input("s", DType::i64, dims({1}));
@@ -192,6 +192,22 @@ TEST(Slice, ZeroStepIsAnErrorNamingTheNode) {
   std::string msg = error_of([&] { infer_graph(g); });
   EXPECT_NE(msg.find("bad_slice"), std::string::npos) << msg;
   EXPECT_NE(msg.find("0"), std::string::npos) << msg;
+}
+
+TEST(HostileDims, OverflowingOutputsAreErrorsNamingTheNode) {
+  auto msg_for = [](const char* op, std::vector<int64_t> arg) {
+    GraphBuilder b(13);
+    int x = b.input("x", DType::f32, dims({4, 4}));
+    b.output(b.op(op, "hostile", {x, b.initializer("arg", ints1(arg))}));
+    Graph g = b.finish();
+    return error_of([&] { infer_graph(g); });
+  };
+  for (auto [op, arg] : std::vector<std::pair<const char*, std::vector<int64_t>>>{
+           {"Tile", {kMax, 2}}, {"Pad", {0, kMax, 0, kMax}}, {"Pad", {-3, 0, -2, 0}},
+           {"Pad", {kMin, 0, 0, 0}}, {"Expand", {kMax, 4}}, {"Reshape", {kMax, kMax, -1}}}) {
+    std::string msg = msg_for(op, arg);
+    EXPECT_NE(msg.find("hostile"), std::string::npos) << op << ": " << msg;
+  }
 }
 
 // ---- Split ----

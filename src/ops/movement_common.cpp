@@ -1,6 +1,7 @@
 #include "ops/movement_common.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace lockstep {
 
@@ -114,14 +115,21 @@ std::optional<std::vector<int64_t>> ints_param(const RefCtx& c, const char* key,
 }
 
 int64_t numel_or_unknown(const Shape& s) {
-  int64_t n = 1;
+  constexpr __int128 kCap = std::numeric_limits<int64_t>::max();
+  __int128 n = 1;
   bool unknown = false;
   for (int64_t d : s) {
     if (d == 0) return 0;
     if (d < 0) unknown = true;
-    else n *= d;
+    else n = std::min(n * d, kCap);
   }
-  return unknown ? -1 : n;
+  return unknown ? -1 : static_cast<int64_t>(n);
+}
+
+int64_t checked_dim(const OpCtx& c, __int128 v) {
+  if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min())
+    c.fail("a dimension of the output is too large");
+  return static_cast<int64_t>(v);
 }
 
 TypeInfo type_of(const RefTensor& t) { return TypeInfo{t.dtype, true, t.shape}; }

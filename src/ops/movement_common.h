@@ -42,8 +42,11 @@ IntsParam ints_param(const InferCtx& c, const char* key, size_t k, int input_fro
 std::optional<std::vector<int64_t>> ints_param(const RefCtx& c, const char* key, size_t k,
                                                int input_from);
 
-// Product of dims; -1 when one is unknown and none is 0.
+// Product of dims; -1 when one is unknown and none is 0. Saturates at INT64_MAX (such a
+// shape fails later as too large) so hostile dims cannot overflow.
 int64_t numel_or_unknown(const Shape& s);
+// A dim computed in 128 bits (sums, products of dims and pads); fails when it leaves int64.
+int64_t checked_dim(const OpCtx& c, __int128 v);
 // A run-time value's type, so one dims function serves infer (TypeInfo) and ref.
 TypeInfo type_of(const RefTensor& t);
 // "[2,-1,0]": int lists as given (shape_str would print -1 as "?").

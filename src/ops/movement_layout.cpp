@@ -65,7 +65,7 @@ void infer_tile(InferCtx& c) {
   if (reps) {
     check_repeats(c, *reps, x.dims.size());
     for (size_t a = 0; a < out.size(); ++a)
-      out[a] = (*reps)[a] == 0 ? 0 : x.dims[a] < 0 ? -1 : x.dims[a] * (*reps)[a];
+      out[a] = (*reps)[a] == 0 ? 0 : x.dims[a] < 0 ? -1 : checked_dim(c, __int128{x.dims[a]} * (*reps)[a]);
   }
   c.set_output(0, x.dtype, out);
 }

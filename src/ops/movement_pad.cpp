@@ -47,10 +47,16 @@ static AxisPads full_pads(const OpCtx& c, const std::vector<int64_t>& pads,
 static Shape padded_dims(const OpCtx& c, const Shape& in, const AxisPads& p) {
   Shape out(in.size());
   for (size_t a = 0; a < in.size(); ++a) {
-    out[a] = in[a] < 0 ? -1 : in[a] + p.begin[a] + p.end[a];
-    if (in[a] >= 0 && out[a] < 0)
-      c.fail("pads remove more than the " + std::to_string(in[a]) + " elements of axis " +
+    if (in[a] < 0) {
+      out[a] = -1;
+      continue;
+    }
+    // Crops (negative pads) apply first, so together they may not exceed the axis.
+    if (__int128{in[a]} + std::min<int64_t>(p.begin[a], 0) + std::min<int64_t>(p.end[a], 0) < 0)
+      c.fail("pads " + std::to_string(p.begin[a]) + "," + std::to_string(p.end[a]) +
+             " remove more than the " + std::to_string(in[a]) + " elements of axis " +
              std::to_string(a));
+    out[a] = checked_dim(c, __int128{in[a]} + p.begin[a] + p.end[a]);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // Ops that cut a tensor into ranges along axes or join ranges back: Slice, Split, Concat.
 #include <algorithm>
+#include <limits>
 
 #include "ops/movement_common.h"
 
@@ -73,11 +74,12 @@ static AxisRange slice_axis(int64_t dim, int64_t start, int64_t end, int64_t ste
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    r.len = end > start ? (end - start + step - 1) / step : 0;
+    r.len = end > start ? (end - start - 1) / step + 1 : 0;  // no overflow for huge steps
   } else {
     start = std::min(std::max<int64_t>(start, 0), dim - 1);  // dim 0 gives -1: empty
     end = std::min(std::max<int64_t>(end, -1), dim - 1);
-    r.len = start > end ? (start - end - step - 1) / -step : 0;
+    int64_t stride = step == std::numeric_limits<int64_t>::min() ? dim + 1 : -step;
+    r.len = start > end ? (start - end - 1) / stride + 1 : 0;
   }
   r.start = start;
   return r;
@@ -118,7 +120,7 @@ void ref_slice(RefCtx& c) {
     out[a] = r.len;
     if (r.len == 0) continue;  // start may be -1 on an empty range; nothing is read
     src.offset += r.start * unit[a];
-    src.strides[a] = unit[a] * p.steps[i];
+    src.strides[a] = r.len > 1 ? unit[a] * p.steps[i] : 0;  // a huge step taking one element
   }
   c.out[0] = RefTensor(x.dtype, out);
   strided_copy(out, c.out[0], dense_view(out), x, src);
@@ -140,13 +142,13 @@ static std::vector<int64_t> split_sizes(const OpCtx& c, int64_t dim,
     if (static_cast<int64_t>(given->size()) != n)
       c.fail("split " + ints_str(*given) + " has " + std::to_string(given->size()) +
              " sizes for " + std::to_string(n) + " outputs");
-    int64_t sum = 0;
+    __int128 sum = 0;
     for (int64_t s : *given) {
       if (s < 0) c.fail("split " + ints_str(*given) + " has a negative size");
       sum += s;
     }
     if (dim >= 0 && sum != dim)
-      c.fail("split " + ints_str(*given) + " sums to " + std::to_string(sum) +
+      c.fail("split " + ints_str(*given) + " sums to " + std::to_string(checked_dim(c, sum)) +
              ", the axis has length " + std::to_string(dim));
     return *given;
   }
@@ -160,7 +162,7 @@ static std::vector<int64_t> split_sizes(const OpCtx& c, int64_t dim,
   if (c.opset < 18 && dim % n != 0)
     c.fail("axis of length " + std::to_string(dim) + " does not split evenly into " +
            std::to_string(n) + " parts");
-  int64_t chunk = (dim + n - 1) / n;
+  int64_t chunk = dim / n + (dim % n != 0);
   std::vector<int64_t> sizes(n, chunk);
   sizes.back() = dim - chunk * (n - 1);
   if (sizes.back() < 0)
@@ -245,7 +247,7 @@ void infer_concat(InferCtx& c) {
              first->str());
     for (int64_t a = 0; a < rank; ++a) {
       int64_t d = in.dims[a];
-      if (a == axis) out[a] = (out[a] < 0 || d < 0) ? -1 : out[a] + d;
+      if (a == axis) out[a] = (out[a] < 0 || d < 0) ? -1 : checked_dim(c, __int128{out[a]} + d);
       else if (out[a] < 0) out[a] = d;
       else if (d >= 0 && d != out[a])
         c.fail("input " + std::to_string(k) + " " + in.str() + " differs from " + first->str() +

@@ -66,7 +66,9 @@ struct AxisRange {
 
 // The ONNX clamping rules: negatives count from the end, then starts clamp to [0, dim] and
 // ends to [0, dim] for positive steps, [0, dim-1] and [-1, dim-1] for negative steps.
-// This is what makes INT64_MAX / INT64_MIN ends (PyTorch's "to the end") work.
+// This is what makes INT64_MAX / INT64_MIN ends (PyTorch's "to the end") work. (ONNX Runtime
+// alone reads end INT64_MAX with a negative step as "to the start"; the spec and ONNX's
+// reference give an empty slice, and so does lockstep.)
 static AxisRange slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (start < 0) start += dim;
   if (end < 0) end += dim;
@@ -91,9 +93,9 @@ void infer_slice(InferCtx& c) {
   int64_t rank = static_cast<int64_t>(x.dims.size());
   std::optional<RawSlice> raw = raw_slice(c);
   Shape out = x.dims;
-  if (!raw) {
-    auto axes = c.opset >= 10 ? known_ints(c, 3, "axes") : std::nullopt;
-    if (c.opset >= 10 && c.has_input(3) && !axes) return c.set_output(0, x.dtype, Shape(rank, -1));
+  if (!raw) {  // only inputs (opset >= 10) can be unknown
+    auto axes = known_ints(c, 3, "axes");
+    if (c.has_input(3) && !axes) return c.set_output(0, x.dtype, Shape(rank, -1));
     if (axes)
       for (int64_t a : normalize_axes(c, *axes, rank, "axes")) out[a] = -1;
     else

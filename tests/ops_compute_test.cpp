@@ -74,9 +74,10 @@ TEST(Conv, OneDimHandValues) {
   expect_near_all(y, {-3, -4, 1});
 }
 
-// Groups of 5 input channels: one full block of 4 and a single channel, for stride 1 and 2.
-void check_conv_1d(int64_t S) {
-  const int64_t N = 2, C = 10, L = 9, G = 2, M = 6, K = 3, D = 2, P0 = 3, P1 = 1;
+// Groups of 5 input channels: one full block of 4 and a single channel. Long rows (L > 256)
+// are computed in several tiles along time.
+void check_conv_1d(int64_t S, int64_t L) {
+  const int64_t N = 2, C = 10, G = 2, M = 6, K = 3, D = 2, P0 = 3, P1 = 1;
   const int64_t Cg = C / G, Mg = M / G, Lout = (L + P0 + P1 - ((K - 1) * D + 1)) / S + 1;
   auto xd = iota(N * C * L, 0.5), wd = iota(M * Cg * K, 0.25, 0.1), bd = iota(M, 1.0);
   OneNode n(11);
@@ -101,8 +102,10 @@ void check_conv_1d(int64_t S) {
 }
 
 TEST(Conv, OneDimGroupDilationPaddingBias) {
-  check_conv_1d(1);
-  check_conv_1d(2);
+  check_conv_1d(1, 9);
+  check_conv_1d(2, 9);
+  check_conv_1d(1, 700);
+  check_conv_1d(3, 1000);
 }
 
 TEST(Conv, TwoDimStridedDilatedAgainstDirectSum) {
@@ -143,15 +146,14 @@ TEST(Conv, TwoDimSameLowerPutsOddPaddingFirst) {
   expect_near_all(n.run(), {1, 3, 4, 10});
 }
 
-TEST(ConvTranspose, HifiGanUpsampleShapeAndValues) {
-  const int64_t C = 6, M = 2, L = 5, S = 8, K = 16, P = 4, Lout = (L - 1) * S - 2 * P + K;
+void check_hifigan_upsample(int64_t L) {
+  const int64_t C = 6, M = 2, S = 8, K = 16, P = 4, Lout = (L - 1) * S - 2 * P + K;
   std::vector<double> xd = iota(C * L, 0.5), wd = iota(C * M * K, 0.125, 0.05), bd = {0.5, -1.0};
   OneNode n(17);
   int x = n.input("x", {1, C, L}, xd), w = n.input("w", {C, M, K}, wd), b = n.input("b", {M}, bd);
   n.node("ConvTranspose", {x, w, b}, {{"strides", ints({S})}, {"pads", ints({P, P})}});
   RefTensor y = n.run();
-  ASSERT_EQ(y.shape, (Shape{1, M, 40}));
-  ASSERT_EQ(Lout, 40);
+  ASSERT_EQ(y.shape, (Shape{1, M, Lout}));
   std::vector<double> want(M * Lout);  // scatter definition: x[c,i] lands on o = i*S + k - P
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t o = 0; o < Lout; ++o) want[m * Lout + o] = bd[m];
@@ -163,6 +165,11 @@ TEST(ConvTranspose, HifiGanUpsampleShapeAndValues) {
         }
   }
   expect_near_all(y, want);
+}
+
+TEST(ConvTranspose, HifiGanUpsampleShapeAndValues) {
+  check_hifigan_upsample(5);    // output (5 - 1) * 8 - 2 * 4 + 16 = 40
+  check_hifigan_upsample(300);  // several time tiles
 }
 
 TEST(ConvTranspose, GroupOutputPaddingAndOutputShape) {

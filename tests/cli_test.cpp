@@ -111,7 +111,7 @@ class Cli : public ::testing::Test {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
-  void TearDown() override { fs::remove_all(dir); }
+  void TearDown() override { if (!getenv("LOCKSTEP_KEEP_TEST_DIRS")) fs::remove_all(dir); }
 
   Result lockstep(const std::vector<std::string>& args) {
     std::string cmd = quote(LOCKSTEP_BINARY);
@@ -226,17 +226,34 @@ TEST_F(Cli, UnknownOp) {
 TEST_F(Cli, UnsupportedAttributeValue) {
   // Cast to STRING (8): valid ONNX, but lockstep has no string tensors.
   ModelBuilder b;
-  b.input("x", F32, {"2"}).output("y", onnx::TensorProto::STRING, {"2"});
+  b.input("x", F32, {"2"}).output("y", F32, {"2"});
   auto& n = b.node("Cast", {"x"}, {"y"}, "to_text");
   auto* a = n.add_attribute();
   a->set_name("to");
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(onnx::TensorProto::STRING);
   std::string p = b.save(dir / "cast_string.onnx");
-  Result r = lockstep({"run", p});
-  expect_user_error(r, {"string"});
-  // Either the node or the output declared as a string names the problem.
-  EXPECT_TRUE(r.err.find("'to_text'") != std::string::npos || r.err.find("'y'") != std::string::npos) << r.err;
+  expect_user_error(lockstep({"run", p}), {"'to_text'", "Cast to string", "not supported"});
+}
+
+TEST_F(Cli, InvalidAttributeValue) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", F32, {"4"});
+  auto& n = b.node("Concat", {"x", "x"}, {"y"}, "join");
+  auto* a = n.add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(3);
+  std::string p = b.save(dir / "concat_axis.onnx");
+  expect_user_error(lockstep({"run", p}), {"'join'", "axis"});
+}
+
+TEST_F(Cli, StringOutputType) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("y", onnx::TensorProto::STRING, {"2"});
+  b.node("Identity", {"x"}, {"y"}, "id");
+  std::string p = b.save(dir / "string_out.onnx");
+  expect_user_error(lockstep({"run", p}), {"'y'", "string", "does not support"});
 }
 
 TEST_F(Cli, UnknownAttribute) {
@@ -538,4 +555,22 @@ TEST_F(Cli, RunMatchesOnnxBackendTestData) {
     EXPECT_EQ(got.shape, want.shape) << name;
     EXPECT_EQ(floats(got), floats(want)) << name;  // float32 add is correctly rounded both ways
   }
+}
+
+TEST_F(Cli, OutputNamesThatSanitiseAlikeAreAnError) {
+  ModelBuilder b;
+  b.input("x", F32, {"2"}).output("a/b", F32, {"2"}).output("a:b", F32, {"2"});
+  b.node("Identity", {"x"}, {"a/b"}, "i1");
+  b.node("Relu", {"x"}, {"a:b"}, "i2");
+  std::string m = b.save(dir / "clash.onnx");
+  fs::path out = dir / "o";
+  expect_user_error(lockstep({"run", m, "--out", out.string()}), {"'a/b'", "'a:b'", "a_b.npy"});
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(lockstep({"run", m}).status, 0);  // without --out nothing is written, nothing clashes
+}
+
+TEST_F(Cli, InputGivenTwice) {
+  std::string m = add_one_model();
+  std::string f = npy("x.npy", Tensor(DType::f32, {2, 3}));
+  expect_user_error(lockstep({"run", m, "--input", "x=" + f, "--input", "x=" + f}), {"'x'", "twice"});
 }

@@ -410,7 +410,9 @@ void expect_isomorphic(const Graph& real, const Graph& mine) {
     const Node &r = real.nodes[n], &m = mine.nodes[n];
     std::string what = "node " + std::to_string(n) + " " + r.name + " / " + m.name;
     ASSERT_EQ(r.op_type, m.op_type) << what;
-    if (r.name.rfind("/dec/", 0) == 0) EXPECT_EQ(r.name, m.name);  // the flow's scopes differ there
+    if (r.name.rfind("/dec/", 0) == 0) {  // the flow's scopes differ in the reference script
+      EXPECT_EQ(r.name, m.name);
+    }
     ASSERT_EQ(r.inputs.size(), m.inputs.size()) << what;
     for (size_t k = 0; k < r.inputs.size(); ++k) {
       const Value &rv = real.values[r.inputs[k]], &mv = mine.values[m.inputs[k]];
@@ -433,7 +435,9 @@ void expect_isomorphic(const Graph& real, const Graph& mine) {
       EXPECT_EQ(a.i, b->i) << what << " " << key;
       EXPECT_EQ(a.s, b->s) << what << " " << key;
       EXPECT_EQ(static_cast<float>(a.f), static_cast<float>(b->f)) << what << " " << key;
-      if (a.t) EXPECT_TRUE(b->t && same_tensor(*a.t, *b->t)) << what << " " << key;
+      if (a.t) {
+        EXPECT_TRUE(b->t && same_tensor(*a.t, *b->t)) << what << " " << key;
+      }
     }
   }
 }

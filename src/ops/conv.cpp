@@ -2,7 +2,7 @@
 // the list of (kernel tap, line) runs the reference loops walk with a contiguous inner loop.
 #include <algorithm>
 
-#include "ops/op.h"
+#include "ops/conv.h"
 
 namespace lockstep {
 
@@ -358,6 +358,21 @@ const OpDef kOps[] = {
 };
 
 }  // namespace
+
+ConvGeometry conv_geometry(const OpCtx& c, const Shape& x, const Shape& w, bool transpose) {
+  int64_t nd = static_cast<int64_t>(x.size()) - 2;
+  ConvAttrs a = parse_attrs(c, nd, spatial(w), transpose);
+  ConvGeometry g;
+  g.out_spatial = transpose ? conv_transpose_out_dims(c, a, spatial(x)) : conv_out_dims(c, a, spatial(x));
+  g.group = a.group;
+  g.kernel = a.kernel;
+  g.strides = a.strides;
+  g.dilations = a.dilations;
+  g.pads_begin.assign(a.pads.begin(), a.pads.begin() + nd);
+  g.pads_end.assign(a.pads.begin() + nd, a.pads.end());
+  g.output_padding = a.output_padding;
+  return g;
+}
 
 std::span<const OpDef> conv_ops() { return kOps; }
 

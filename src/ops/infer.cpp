@@ -86,7 +86,8 @@ static void infer_node(const Graph& g, int n, GraphTypes& gt) {
   }
 }
 
-GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs) {
+GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs,
+                       const std::vector<const RefTensor*>* input_values) {
   GraphTypes gt;
   gt.type.resize(g.values.size());
   gt.value.resize(g.values.size());
@@ -96,8 +97,10 @@ GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs) {
     gt.type[v] = TypeInfo{val.initializer->dtype, true, val.initializer->shape};
     if (val.initializer->numel() <= kFoldLimit) gt.value[v] = to_ref(*val.initializer);
   }
-  for (size_t k = 0; k < g.inputs.size(); ++k)
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
     gt.type[g.inputs[k]] = inputs ? (*inputs)[k] : g.values[g.inputs[k]].type;
+    if (input_values && (*input_values)[k]) gt.value[g.inputs[k]] = *(*input_values)[k];
+  }
   for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
     check_node_schema(g, n);
     infer_node(g, n, gt);

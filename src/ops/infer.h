@@ -18,7 +18,9 @@ void check_node_schema(const Graph& g, int n);
 
 // Runs every node's shape rule in order. `inputs` gives the graph inputs' types (from actual
 // tensors at run time); when null, the declared types are used and symbols stay unknown.
-GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs = nullptr);
+// `input_values`, when given, holds graph input values to specialise on (null entries: not).
+GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs = nullptr,
+                       const std::vector<const RefTensor*>* input_values = nullptr);
 
 // Values up to this many elements are folded during inference (shape arithmetic, scalars).
 constexpr int64_t kFoldLimit = 1 << 16;

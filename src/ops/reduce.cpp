@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/op.h"
+#include "ops/reduce.h"
 
 namespace lockstep {
 
@@ -211,6 +211,14 @@ const OpDef kOps[] = {
 };
 
 }  // namespace
+
+std::vector<int64_t> reduce_axes(const OpCtx& c, int64_t rank, const RefTensor* axes_value) {
+  ReducePlan p = reduce_plan(c, rank, axes_value, c.has_input(1));
+  std::vector<int64_t> axes;
+  for (int64_t a = 0; a < rank; ++a)
+    if (p.reduce[a]) axes.push_back(a);
+  return axes;
+}
 
 std::span<const OpDef> reduce_ops() { return kOps; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/cpu/cpu_program.h"
 #include "core/error.h"
 #include "ref/interpreter.h"
 
@@ -29,8 +30,9 @@ class RefProgram : public Program {
 
 std::vector<std::string> known_targets() { return {"ref", "cpu", "cuda", "opencl", "metal"}; }
 
-std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions&) {
+std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {
   if (target == "ref") return std::make_unique<RefProgram>(g);
+  if (target == "cpu") return cpu::compile_cpu(g, opts);
   auto known = known_targets();
   if (std::find(known.begin(), known.end(), target) == known.end())
     throw Error("unknown target '" + target + "' (known: ref, cpu, cuda, opencl, metal)");

@@ -1,6 +1,7 @@
 // The public execution contract every target implements: Graph -> compile -> Program -> run.
 #pragma once
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,12 @@
 namespace lockstep {
 
 struct CompileOptions {
-  int threads = 0;  // 0: the target's default
+  int threads = 0;            // 0: the target's default
+  int pass_limit = -1;        // apply only pass applications 1..N (-1: all)
+  bool verify_each = false;   // IR verifiers after every pass application
+  std::string dump_ir_dir;    // IR after each pass application
+  bool use_cache = true;      // on-disk kernel cache
+  bool checked = false;       // sentinels around buffers, poisoned free memory, planner proof
 };
 
 class Program {
@@ -19,6 +25,12 @@ class Program {
   virtual const std::string& target() const = 0;
   // Outputs in graph output order, in the model's dtypes. Throws Error on bad inputs.
   virtual std::vector<Tensor> run(const TensorMap& inputs) = 0;
+  // Compiles ahead for these input types (graph input order); run() does it on demand.
+  virtual void prepare(const std::vector<TypeInfo>& input_types) {}
+  // Numbered pass applications of the last compile ("#N pass: what (nodes)").
+  virtual std::vector<std::string> pass_log() const { return {}; }
+  // Generated source of the last compile: (file name, text), one file per kernel.
+  virtual std::vector<std::pair<std::string, std::string>> sources() const { return {}; }
 };
 
 // Targets lockstep knows by name, whether or not this build can run them.

@@ -1,0 +1,170 @@
+#include "codegen/c_printer.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace lockstep::codegen {
+
+using namespace kir;
+
+std::string CPrinter::compute_type(DType t) const {
+  switch (t) {
+    case DType::f16: case DType::bf16: case DType::f32: return "float";
+    case DType::boolean: return "bool";
+    default: return storage_type(t);
+  }
+}
+
+std::string CPrinter::storage_type(DType t) const {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::f16: case DType::bf16: return "uint16_t";
+    case DType::i8: return "int8_t";
+    case DType::u8: case DType::boolean: return "uint8_t";
+    case DType::i16: return "int16_t";
+    case DType::u16: return "uint16_t";
+    case DType::i32: return "int32_t";
+    case DType::u32: return "uint32_t";
+    case DType::i64: return "int64_t";
+    case DType::u64: return "uint64_t";
+    default: return "void";
+  }
+}
+
+std::string CPrinter::math(const char* base, DType t) const {
+  return t == DType::f64 ? base : std::string(base) + "f";
+}
+
+// Floats print as hex literals: exact, and identical on every target.
+std::string CPrinter::literal(const Expr& e) const {
+  char buf[64];
+  if (e.type == DType::f64) {
+    std::snprintf(buf, sizeof buf, "%a", e.f);
+    return buf;
+  }
+  if (dtype_is_float(e.type)) {
+    float f = static_cast<float>(e.f);
+    if (f != f) return "NAN";
+    if (f == INFINITY) return "INFINITY";
+    if (f == -INFINITY) return "(-INFINITY)";
+    std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
+    return buf;
+  }
+  if (e.type == DType::boolean) return e.i ? "true" : "false";
+  std::snprintf(buf, sizeof buf, "((%s)%lldLL)", compute_type(e.type).c_str(), static_cast<long long>(e.i));
+  return buf;
+}
+
+std::string CPrinter::index(const Expr& ld) const {
+  if (ld.flat) return expr(ld.args[0]);
+  std::vector<int64_t> strides = shape_strides(ld.shape);
+  std::string s;
+  for (size_t k = 0; k < ld.args.size(); ++k) {
+    if (ld.shape[k] == 1) continue;  // a size-1 dim is always index 0
+    std::string term = expr(ld.args[k]);
+    if (strides[k] != 1) term = term + "*" + std::to_string(strides[k]);
+    s += (s.empty() ? "" : " + ") + term;
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string CPrinter::load_value(const Expr& e) const {
+  std::string raw = buf_name(e.buf) + "[" + index(e) + "]";
+  switch (e.type) {
+    case DType::f16: return "ls_h2f(" + raw + ")";
+    case DType::bf16: return "ls_bf2f(" + raw + ")";
+    case DType::boolean: return "(" + raw + " != 0)";
+    default: return raw;
+  }
+}
+
+static const char* infix(Fn fn) {
+  switch (fn) {
+    case Fn::Add: return "+";
+    case Fn::Sub: return "-";
+    case Fn::Mul: return "*";
+    case Fn::Div: return "/";
+    case Fn::Lt: return "<";
+    case Fn::Le: return "<=";
+    case Fn::Eq: return "==";
+    case Fn::And: return "&&";
+    case Fn::Or: return "||";
+    default: return nullptr;
+  }
+}
+
+std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
+  const Expr& e = *ep;
+  auto a = [&](size_t k) { return expr(e.args[k], acc); };
+  bool fl = dtype_is_float(e.type);
+  switch (e.op) {
+    case Op::Const: return literal(e);
+    case Op::Var: return "v" + std::to_string(e.i);
+    case Op::Load: return load_value(e);
+    case Op::Reduce: return acc;  // the caller accumulated it
+    case Op::Select: return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    case Op::Cast:
+      if (e.type == DType::f16) return "ls_round_h(" + a(0) + ")";
+      if (e.type == DType::bf16) return "ls_round_bf(" + a(0) + ")";
+      if (e.type == DType::boolean) return "(" + a(0) + " != 0)";
+      return "((" + compute_type(e.type) + ")(" + a(0) + "))";
+    case Op::Unary:
+      switch (e.fn) {
+        case Fn::Neg: return "(-" + a(0) + ")";
+        case Fn::Not: return "(!" + a(0) + ")";
+        case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a(0) + ")" : "ls_iabs(" + a(0) + ")";
+        case Fn::Exp: return math("exp", e.type) + "(" + a(0) + ")";
+        case Fn::Log: return math("log", e.type) + "(" + a(0) + ")";
+        case Fn::Sqrt: return math("sqrt", e.type) + "(" + a(0) + ")";
+        case Fn::Tanh: return math("tanh", e.type) + "(" + a(0) + ")";
+        case Fn::Erf: return math("erf", e.type) + "(" + a(0) + ")";
+        case Fn::Floor: return math("floor", e.type) + "(" + a(0) + ")";
+        case Fn::Sigmoid: return (e.type == DType::f64 ? "ls_sigmoid_d(" : "ls_sigmoid(") + a(0) + ")";
+        default: break;
+      }
+      break;
+    case Op::Binary:
+      if (const char* op = infix(e.fn)) return "(" + a(0) + " " + op + " " + a(1) + ")";
+      switch (e.fn) {
+        case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a(0) + ", " + a(1) + ")" : "(" + a(0) + " % " + a(1) + ")";
+        case Fn::Pow: return math("pow", e.type) + "(" + a(0) + ", " + a(1) + ")";
+        case Fn::Min: return "ls_min(" + a(0) + ", " + a(1) + ")";
+        case Fn::Max: return "ls_max(" + a(0) + ", " + a(1) + ")";
+        default: break;
+      }
+      break;
+  }
+  return "/*unprintable*/0";
+}
+
+std::string CPrinter::store(const Plan& p, const Kernel& k, const std::string& flat, const std::string& value) const {
+  const Buffer& b = p.buffers[k.out];
+  std::string v;
+  switch (b.dtype) {
+    case DType::f16: v = "ls_f2h(" + value + ")"; break;
+    case DType::bf16: v = "ls_f2bf(" + value + ")"; break;
+    default: v = "(" + storage_type(b.dtype) + ")(" + value + ")";
+  }
+  return buf_name(k.out) + "[" + flat + "] = " + v + ";";
+}
+
+std::string CPrinter::out_index(const Shape& s) const {
+  std::vector<int64_t> strides = shape_strides(s);
+  std::string r;
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (s[k] == 1) continue;
+    std::string term = "v" + std::to_string(k);
+    if (strides[k] != 1) term += "*" + std::to_string(strides[k]);
+    r += (r.empty() ? "" : " + ") + term;
+  }
+  return r.empty() ? "0" : r;
+}
+
+std::string CPrinter::comment(const Kernel& k) const {
+  std::string s = "// " + k.name + ": ";
+  for (size_t i = 0; i < k.nodes.size(); ++i) s += (i ? ", " : "") + k.nodes[i];
+  return s + "\n";
+}
+
+}  // namespace lockstep::codegen

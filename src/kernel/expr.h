@@ -1,0 +1,81 @@
+// Kernel expressions: the value of one output element as a tree over loop variables, loads
+// from buffers, arithmetic and at most one reduction. Every target prints the same trees.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace lockstep::kir {
+
+enum class Op : uint8_t {
+  Const,   // number: `f` for floating types, `i` otherwise
+  Var,     // loop variable `i`: output dims first, then the reduction's dims
+  Load,    // buffer `buf` of shape `shape` at multi-index args (or flat index args[0] if flat)
+  Unary,   // fn(args[0])
+  Binary,  // fn(args[0], args[1])
+  Select,  // args[0] ? args[1] : args[2]; only the chosen side is evaluated
+  Cast,    // args[0] converted to `type`
+  Reduce,  // fold of args[0] with fn (Add or Max) over vars first_var.. (extents in `shape`)
+};
+
+enum class Fn : uint8_t {
+  None,
+  // unary
+  Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Erf, Not, Floor,
+  // binary
+  Add, Sub, Mul, Div, Mod, Pow, Min, Max, Lt, Le, Eq, And, Or,
+};
+
+struct Expr;
+using ExprP = std::shared_ptr<const Expr>;
+
+struct Expr {
+  Op op = Op::Const;
+  Fn fn = Fn::None;
+  DType type = DType::f32;
+  double f = 0;        // Const (floating)
+  int64_t i = 0;       // Const (integer), Var index, Reduce first var
+  int buf = -1;        // Load
+  bool flat = false;   // Load: args[0] is a row-major flat index
+  Shape shape;         // Load: the buffer's shape; Reduce: extents
+  std::vector<ExprP> args;
+};
+
+// Constructors fold constants and trivial identities (x + 0, x * 1, 0 * i for ints).
+ExprP cst(double v, DType t);
+ExprP icst(int64_t v);  // int64 index constant
+ExprP var(int index);
+ExprP load(int buf, const Shape& shape, DType t, std::vector<ExprP> index);
+ExprP load_flat(int buf, const Shape& shape, DType t, ExprP flat_index);
+ExprP unary(Fn fn, ExprP a);
+ExprP binary(Fn fn, ExprP a, ExprP b);
+ExprP select(ExprP cond, ExprP a, ExprP b);
+ExprP cast(ExprP a, DType to);
+ExprP reduce(Fn fn, ExprP body, int first_var, const Shape& extents);
+
+// Convenience for index arithmetic.
+inline ExprP add(ExprP a, ExprP b) { return binary(Fn::Add, a, b); }
+inline ExprP mul(ExprP a, ExprP b) { return binary(Fn::Mul, a, b); }
+ExprP flatten_index(const std::vector<ExprP>& index, const Shape& shape);  // row-major
+
+// Replaces Var(k) by `vars[k]` for k < vars.size(); Var(k) for k >= vars.size() is shifted
+// by `shift` (to move a producer's reduction vars clear of the consumer's).
+ExprP substitute(const ExprP& e, const std::vector<ExprP>& vars, int shift);
+// Replaces every Load of buffer `buf` with `fn(load)`.
+ExprP replace_loads(const ExprP& e, int buf, const std::function<ExprP(const Expr&)>& fn);
+
+bool is_transcendental(const ExprP& e);  // contains exp/log/tanh/... (costly to recompute)
+const Expr* find_reduce(const ExprP& e);  // the Reduce node, or nullptr
+int max_var(const ExprP& e);              // highest Var index used, -1 if none
+void collect_loads(const ExprP& e, std::vector<const Expr*>& out);
+bool same(const ExprP& a, const ExprP& b);  // structural equality
+
+// Canonical text, also the basis of hashing: "mul(load(b3,[v0,v1]),2.5f32)".
+std::string to_string(const ExprP& e);
+
+}  // namespace lockstep::kir

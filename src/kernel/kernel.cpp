@@ -1,0 +1,42 @@
+#include "kernel/kernel.h"
+
+#include <algorithm>
+
+namespace lockstep::kir {
+
+std::vector<ExprP> out_vars(size_t rank) {
+  std::vector<ExprP> v;
+  for (size_t k = 0; k < rank; ++k) v.push_back(var(static_cast<int>(k)));
+  return v;
+}
+
+std::vector<int> kernel_inputs(const Kernel& k) {
+  std::vector<const Expr*> loads;
+  collect_loads(k.body, loads);
+  std::vector<int> bufs;
+  for (const Expr* l : loads)
+    if (std::find(bufs.begin(), bufs.end(), l->buf) == bufs.end()) bufs.push_back(l->buf);
+  return bufs;
+}
+
+std::string describe(const Plan& p, const Kernel& k) {
+  std::string nodes;
+  for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+  const Buffer& b = p.buffers[k.out];
+  return k.name + " [" + nodes + "]: b" + std::to_string(k.out) + dtype_name(b.dtype) +
+         shape_str(b.shape) + " = " + to_string(k.body);
+}
+
+std::string describe(const Plan& p) {
+  std::string s;
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const Buffer& buf = p.buffers[b];
+    static const char* kinds[] = {"input", "output", "constant", "temp"};
+    s += "b" + std::to_string(b) + " " + kinds[buf.kind] + " " + dtype_name(buf.dtype) +
+         shape_str(buf.shape) + " '" + buf.name + "'\n";
+  }
+  for (const Kernel& k : p.kernels) s += describe(p, k) + "\n";
+  return s;
+}
+
+}  // namespace lockstep::kir

@@ -1,0 +1,50 @@
+// The kernel representation: a Plan is buffers plus an ordered list of kernels; each kernel
+// (a fusion group) writes one buffer, element by element, from one expression tree.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "kernel/expr.h"
+
+namespace lockstep::kir {
+
+struct Buffer {
+  enum Kind { Input, Output, Constant, Temp };
+  Kind kind = Temp;
+  DType dtype = DType::f32;
+  Shape shape;
+  std::string name;                      // the graph value it holds
+  int io_index = -1;                     // position among graph inputs / outputs
+  std::shared_ptr<const Tensor> data;    // Constant only
+  int64_t numel() const { return shape_numel(shape); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+};
+
+// One kernel: out[v0..v{r-1}] = body for every index of `shape` (r = rank). Reduction vars,
+// if the body has a Reduce, are numbered from r.
+struct Kernel {
+  std::string name;                 // "k12"
+  std::vector<std::string> nodes;   // ONNX nodes it computes, in graph order
+  int out = -1;                     // buffer written
+  ExprP body;
+  const Shape& shape(const std::vector<Buffer>& bufs) const { return bufs[out].shape; }
+};
+
+struct Plan {
+  std::vector<Buffer> buffers;
+  std::vector<Kernel> kernels;  // in execution order
+  std::vector<int> inputs;      // buffer ids, graph input order
+  std::vector<int> outputs;     // buffer ids, graph output order
+};
+
+// Readable listing of a kernel / plan ("k3 [conv /flow/..]: b7[1,144,1024] = ...").
+std::string describe(const Plan& p, const Kernel& k);
+std::string describe(const Plan& p);
+// Var(0) .. Var(rank-1): the output index of a kernel.
+std::vector<ExprP> out_vars(size_t rank);
+// Buffers each kernel reads, without duplicates, in first-use order.
+std::vector<int> kernel_inputs(const Kernel& k);
+
+}  // namespace lockstep::kir

@@ -1,0 +1,211 @@
+// Anchors: ops with a reduction (Conv, ConvTranspose, MatMul, Gemm, ReduceSum/Mean, Softmax).
+// Each element's sum runs in one fixed order (reduction vars outer to inner), on every target.
+#include <algorithm>
+
+#include "kernel/lower_ctx.h"
+#include "ops/conv.h"
+#include "ops/reduce.h"
+
+namespace lockstep::kir {
+
+namespace {
+
+ExprP v(int64_t k) { return var(static_cast<int>(k)); }
+ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
+ExprP lt(ExprP a, ExprP b) { return binary(Fn::Lt, a, b); }
+ExprP all_of(ExprP a, ExprP b) { return binary(Fn::And, a, b); }
+
+// Zero-padded copy of a conv input, so the conv itself reads without bounds checks.
+int padded_input(Lowering& L, int n, int x, const ConvGeometry& geo) {
+  const Shape& xs = L.shape(x);
+  size_t nd = xs.size() - 2;
+  bool any = false;
+  for (size_t i = 0; i < nd; ++i) any |= geo.pads_begin[i] || geo.pads_end[i];
+  if (!any) return L.buf[x];
+  Shape ps = xs;
+  std::vector<ExprP> idx = out_vars(xs.size());
+  ExprP inside = cst(1, DType::boolean);
+  for (size_t i = 0; i < nd; ++i) {
+    ps[2 + i] += geo.pads_begin[i] + geo.pads_end[i];
+    idx[2 + i] = sub(v(2 + i), icst(geo.pads_begin[i]));
+    inside = all_of(inside, all_of(binary(Fn::Le, icst(0), idx[2 + i]), lt(idx[2 + i], icst(xs[2 + i]))));
+  }
+  DType t = L.type(x).dtype;
+  return L.emit_temp(n, t, ps, select(inside, L.read(x, idx), cst(0, t)));
+}
+
+// Zero-inserted, padded input of a transposed conv: the transposed conv is then a plain conv
+// with the kernel flipped. xu[u] = x[(u - P) / s] where (u - P) is a multiple of s in range.
+int upsampled_input(Lowering& L, int n, int x, const ConvGeometry& geo, const Shape& out) {
+  const Shape& xs = L.shape(x);
+  size_t nd = xs.size() - 2;
+  Shape us = xs;
+  std::vector<ExprP> idx = out_vars(xs.size());
+  ExprP ok = cst(1, DType::boolean);
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t span = (geo.kernel[i] - 1) * geo.dilations[i];
+    us[2 + i] = out[2 + i] + span;
+    ExprP j = sub(v(2 + i), icst(span - geo.pads_begin[i]));
+    ExprP s = icst(geo.strides[i]);
+    ok = all_of(ok, all_of(binary(Fn::Le, icst(0), j),
+                           all_of(binary(Fn::Eq, binary(Fn::Mod, j, s), icst(0)), lt(binary(Fn::Div, j, s), icst(xs[2 + i])))));
+    idx[2 + i] = binary(Fn::Div, j, s);
+  }
+  DType t = L.type(x).dtype;
+  return L.emit_temp(n, t, us, select(ok, L.read(x, idx), cst(0, t)));
+}
+
+void lower_conv(Lowering& L, int n, bool transpose) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const Shape& ys = L.shape(y);
+  const Shape& ws = L.shape(w);
+  ConvGeometry geo = conv_geometry(c, L.shape(x), ws, transpose);
+  size_t nd = ys.size() - 2, r = ys.size();
+  int64_t G = geo.group, M = ys[1];
+  int64_t Cg = transpose ? ws[0] / G : ws[1], Mg = M / G;
+  int src = transpose ? upsampled_input(L, n, x, geo, ys) : padded_input(L, n, x, geo);
+  const Shape& ss = L.plan.buffers[src].shape;
+  DType t = L.type(y).dtype;
+  ExprP g = binary(Fn::Div, v(1), icst(Mg));
+  ExprP ci = add(mul(g, icst(Cg)), v(r));  // input channel: group base + reduction var
+  std::vector<ExprP> xi = {v(0), ci}, wi;
+  if (transpose) wi = {ci, binary(Fn::Mod, v(1), icst(Mg))};
+  else wi = {v(1), v(r)};
+  Shape extents = {Cg};
+  for (size_t i = 0; i < nd; ++i) {
+    ExprP k = v(r + 1 + i);
+    extents.push_back(geo.kernel[i]);
+    ExprP pos = mul(v(2 + i), icst(transpose ? 1 : geo.strides[i]));
+    xi.push_back(add(pos, mul(k, icst(geo.dilations[i]))));
+    wi.push_back(transpose ? sub(icst(geo.kernel[i] - 1), k) : k);
+  }
+  ExprP term = binary(Fn::Mul, L.read(w, wi), load(src, ss, t, xi));
+  ExprP body = reduce(Fn::Add, term, static_cast<int>(r), extents);
+  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
+  L.emit(n, y, body);
+}
+
+// Batch dims of an operand, right-aligned against the output's batch dims; size-1 dims broadcast.
+std::vector<ExprP> batch_index(const Shape& s, size_t own_batch, size_t out_batch) {
+  std::vector<ExprP> idx;
+  for (size_t k = 0; k < own_batch; ++k)
+    idx.push_back(s[k] == 1 ? icst(0) : v(out_batch - own_batch + k));
+  return idx;
+}
+
+void lower_matmul(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  int a = node.inputs[0], b = node.inputs[1], y = node.outputs[0];
+  const Shape &as = L.shape(a), &bs = L.shape(b);
+  size_t r = L.shape(y).size();
+  int64_t K = as.back();
+  ExprP k = v(r);
+  std::vector<ExprP> ai, bi;
+  if (as.size() == 1 && bs.size() == 1) { ai = {k}; bi = {k}; }
+  else if (as.size() == 1) { bi = batch_index(bs, bs.size() - 2, r - 1); ai = {k}; bi.push_back(k); bi.push_back(v(r - 1)); }
+  else if (bs.size() == 1) { ai = batch_index(as, as.size() - 2, r - 1); ai.push_back(v(r - 1)); ai.push_back(k); bi = {k}; }
+  else {
+    ai = batch_index(as, as.size() - 2, r - 2);
+    bi = batch_index(bs, bs.size() - 2, r - 2);
+    ai.push_back(v(r - 2)); ai.push_back(k);
+    bi.push_back(k); bi.push_back(v(r - 1));
+  }
+  L.emit(n, y, reduce(Fn::Add, binary(Fn::Mul, L.read(a, ai), L.read(b, bi)), static_cast<int>(r), {K}));
+}
+
+void lower_gemm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int a = node.inputs[0], b = node.inputs[1], y = node.outputs[0];
+  bool ta = c.attr_int("transA", 0), tb = c.attr_int("transB", 0);
+  double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
+  int64_t K = L.shape(a)[ta ? 0 : 1];
+  DType t = L.type(y).dtype;
+  ExprP k = v(2);
+  ExprP prod = binary(Fn::Mul, L.read(a, ta ? std::vector<ExprP>{k, v(0)} : std::vector<ExprP>{v(0), k}),
+                      L.read(b, tb ? std::vector<ExprP>{v(1), k} : std::vector<ExprP>{k, v(1)}));
+  ExprP body = reduce(Fn::Add, prod, 2, {K});
+  if (alpha != 1.0) body = binary(Fn::Mul, cst(alpha, t), body);
+  if (node.inputs.size() > 2 && node.inputs[2] >= 0) {
+    ExprP cterm = L.read_bcast(node.inputs[2], 2);
+    if (beta != 1.0) cterm = binary(Fn::Mul, cst(beta, t), cterm);
+    body = binary(Fn::Add, body, cterm);
+  }
+  L.emit(n, y, body);
+}
+
+// Index into `x` for an output with kept (size-1) reduced dims: reduced dim k reads the
+// reduction var instead. `axes` sorted; reduction vars start at `first`.
+std::vector<ExprP> reduced_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims, int first) {
+  std::vector<ExprP> idx;
+  size_t out_k = 0, red_k = 0;
+  for (size_t k = 0; k < rank; ++k) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
+    if (reduced) { idx.push_back(v(first + red_k++)); if (keepdims) ++out_k; }
+    else idx.push_back(v(out_k++));
+  }
+  return idx;
+}
+
+void lower_reduce(Lowering& L, int n, bool mean) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  const RefTensor* axes_value = node.inputs.size() > 1 && node.inputs[1] >= 0 && L.types.value[node.inputs[1]]
+                                    ? &*L.types.value[node.inputs[1]] : nullptr;
+  if (node.inputs.size() > 1 && node.inputs[1] >= 0 && !axes_value)
+    c.fail("axes must be known when compiling");
+  std::vector<int64_t> axes = reduce_axes(c, static_cast<int64_t>(xs.size()), axes_value);
+  bool keep = c.attr_int("keepdims", 1);
+  Shape extents;
+  int64_t count = 1;
+  for (int64_t a : axes) { extents.push_back(xs[a]); count *= xs[a]; }
+  int first = static_cast<int>(L.shape(y).size());
+  ExprP body = reduce(Fn::Add, L.read(x, reduced_index(xs.size(), axes, keep, first)), first, extents);
+  if (mean) body = binary(Fn::Div, body, cst(static_cast<double>(count), L.type(y).dtype));
+  if (axes.empty()) body = L.read(x, out_vars(xs.size()));  // noop_with_empty_axes
+  L.emit(n, y, body);
+}
+
+// Softmax as three kernels: row max, sum of exp(x - max), then exp(x - max) / sum.
+void lower_softmax(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  int64_t axis = normalize_axis(c.attr_int("axis", c.opset < 13 ? 1 : -1), rank);
+  std::vector<int64_t> axes;
+  for (int64_t k = axis; k < (c.opset < 13 ? rank : axis + 1); ++k) axes.push_back(k);
+  Shape kept = xs, extents;
+  for (int64_t a : axes) { kept[a] = 1; extents.push_back(xs[a]); }
+  DType t = L.type(y).dtype;
+  int r = static_cast<int>(rank);
+  std::vector<ExprP> kept_idx = out_vars(rank);
+  for (int64_t a : axes) kept_idx[a] = icst(0);
+  int mx = L.emit_temp(n, t, kept, reduce(Fn::Max, L.read(x, reduced_index(rank, axes, true, r)), r, extents));
+  ExprP shifted = sub(L.read(x, reduced_index(rank, axes, true, r)), load(mx, kept, t, out_vars(rank)));
+  int sm = L.emit_temp(n, t, kept, reduce(Fn::Add, unary(Fn::Exp, shifted), r, extents));
+  ExprP e = unary(Fn::Exp, sub(L.read(x, out_vars(rank)), load(mx, kept, t, kept_idx)));
+  L.emit(n, y, binary(Fn::Div, e, load(sm, kept, t, kept_idx)));
+}
+
+}  // namespace
+
+bool lower_anchor(Lowering& L, int n) {
+  const std::string& op = L.g.nodes[n].op_type;
+  if (op == "Conv") lower_conv(L, n, false);
+  else if (op == "ConvTranspose") lower_conv(L, n, true);
+  else if (op == "MatMul") lower_matmul(L, n);
+  else if (op == "Gemm") lower_gemm(L, n);
+  else if (op == "ReduceSum") lower_reduce(L, n, false);
+  else if (op == "ReduceMean") lower_reduce(L, n, true);
+  else if (op == "Softmax") lower_softmax(L, n);
+  else return false;
+  return true;
+}
+
+}  // namespace lockstep::kir

@@ -1,0 +1,34 @@
+// Shared state of one lowering run; the op families live in lower_*.cpp.
+#pragma once
+#include "kernel/lower.h"
+#include "ops/op.h"
+
+namespace lockstep::kir {
+
+struct Lowering {
+  const Graph& g;
+  const GraphTypes& types;
+  Plan plan;
+  std::vector<int> buf;  // graph value id -> buffer holding it, -1 before it is computed
+
+  const TypeInfo& type(int value) const { return types.type[value]; }
+  const Shape& shape(int value) const { return types.type[value].dims; }
+  int add_buffer(Buffer::Kind kind, DType t, const Shape& s, const std::string& name);
+  // Reads value `v` at a multi-index (one expr per dim of v).
+  ExprP read(int v, std::vector<ExprP> idx) const;
+  // Reads `v` broadcast against an output of rank `rank` indexed by vars 0..rank-1.
+  ExprP read_bcast(int v, size_t rank) const;
+  // A new kernel computing graph value `v` (output k of node n).
+  void emit(int n, int v, ExprP body);
+  // A kernel into a fresh temporary buffer (e.g. a padded copy); returns the buffer id.
+  int emit_temp(int n, DType t, const Shape& s, ExprP body);
+  // The constant int64 value of input k of node n (shape parameters), or fail.
+  std::vector<int64_t> const_ints(const OpCtx& c, size_t k) const;
+};
+
+// Families: each returns false when the op is not theirs.
+bool lower_elementwise(Lowering& L, int n);
+bool lower_movement(Lowering& L, int n);
+bool lower_anchor(Lowering& L, int n);
+
+}  // namespace lockstep::kir

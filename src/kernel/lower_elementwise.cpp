@@ -1,0 +1,73 @@
+// Elementwise ops: one expression per output element, inputs read with broadcasting.
+#include <map>
+
+#include "kernel/lower_ctx.h"
+
+namespace lockstep::kir {
+
+namespace {
+
+const std::map<std::string, Fn> kUnary = {
+    {"Neg", Fn::Neg}, {"Abs", Fn::Abs}, {"Exp", Fn::Exp}, {"Log", Fn::Log}, {"Sqrt", Fn::Sqrt},
+    {"Tanh", Fn::Tanh}, {"Sigmoid", Fn::Sigmoid}, {"Erf", Fn::Erf}};
+const std::map<std::string, Fn> kBinary = {
+    {"Add", Fn::Add}, {"Sub", Fn::Sub}, {"Mul", Fn::Mul}, {"Equal", Fn::Eq}, {"Less", Fn::Lt}};
+
+ExprP zero_like(const ExprP& x) { return cst(0, x->type); }
+
+// Integer division truncates like ONNX; a zero divisor gives 0 instead of a trap.
+ExprP divide(ExprP a, ExprP b) {
+  if (dtype_is_float(a->type)) return binary(Fn::Div, a, b);
+  return select(binary(Fn::Eq, b, zero_like(b)), zero_like(a), binary(Fn::Div, a, b));
+}
+
+// Pow in the base's type; integer bases go through double as the reference does.
+ExprP power(ExprP a, ExprP b) {
+  DType t = a->type;
+  DType work = dtype_is_float(t) ? t : DType::f64;
+  return cast(binary(Fn::Pow, cast(a, work), cast(b, work)), t);
+}
+
+// Clip as max-then-min so that min > max gives max, and NaN passes through.
+ExprP clip(ExprP x, ExprP lo, ExprP hi) {
+  if (lo) x = select(binary(Fn::Lt, x, lo), lo, x);
+  if (hi) x = select(binary(Fn::Lt, hi, x), hi, x);
+  return x;
+}
+
+ExprP clip_bound(Lowering& L, const OpCtx& c, size_t k, const char* attr, size_t rank, DType t) {
+  if (c.opset < 11) return c.has_attr(attr) ? cst(c.attr_float(attr, 0), t) : nullptr;
+  return c.has_input(k) ? L.read_bcast(c.node.inputs[k], rank) : nullptr;
+}
+
+}  // namespace
+
+bool lower_elementwise(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  const std::string& op = node.op_type;
+  OpCtx c(L.g, n);
+  int out = node.outputs[0];
+  size_t rank = L.shape(out).size();
+  auto in = [&](size_t k) { return L.read_bcast(node.inputs[k], rank); };
+  ExprP body;
+  if (auto u = kUnary.find(op); u != kUnary.end()) body = unary(u->second, in(0));
+  else if (auto b = kBinary.find(op); b != kBinary.end()) body = binary(b->second, in(0), in(1));
+  else if (op == "Greater") body = binary(Fn::Lt, in(1), in(0));
+  else if (op == "Div") body = divide(in(0), in(1));
+  else if (op == "Pow") body = power(in(0), in(1));
+  else if (op == "Relu") body = select(binary(Fn::Lt, in(0), zero_like(in(0))), zero_like(in(0)), in(0));
+  else if (op == "LeakyRelu") {
+    ExprP x = in(0);
+    body = select(binary(Fn::Lt, x, zero_like(x)), binary(Fn::Mul, x, cst(c.attr_float("alpha", 0.01), x->type)), x);
+  } else if (op == "Clip") {
+    ExprP x = in(0);
+    body = clip(x, clip_bound(L, c, 1, "min", rank, x->type), clip_bound(L, c, 2, "max", rank, x->type));
+  } else if (op == "Where") body = select(in(0), in(1), in(2));
+  else if (op == "Cast") body = cast(in(0), L.type(out).dtype);
+  else if (op == "Identity") body = in(0);
+  else return false;
+  L.emit(n, out, body);
+  return true;
+}
+
+}  // namespace lockstep::kir

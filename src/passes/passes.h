@@ -1,0 +1,22 @@
+// The pipeline every target shares: graph passes, lowering, kernel passes. Each pass asks the
+// PassManager before each application, so --pass-limit cuts the pipeline anywhere and the
+// program stays correct (passes optimise; lowering alone is complete).
+#pragma once
+#include "graph/graph.h"
+#include "kernel/kernel.h"
+#include "passes/pass_manager.h"
+
+namespace lockstep {
+
+// Graph level, before shape specialisation.
+void fold_constants(Graph& g, PassManager& pm);        // nodes whose inputs are all constant
+void eliminate_dead_nodes(Graph& g, PassManager& pm);  // nodes no output depends on
+void canonicalize(Graph& g, PassManager& pm);          // Identity removal
+
+// Kernel level, after lowering.
+void inline_views(kir::Plan& p, PassManager& pm);       // pure index remaps into their readers
+void fuse_elementwise(kir::Plan& p, PassManager& pm);   // single-reader elementwise producers
+void fuse_epilogues(kir::Plan& p, PassManager& pm);     // elementwise readers into their anchor
+void remove_dead_kernels(kir::Plan& p);                 // required clean-up, not numbered
+
+}  // namespace lockstep

@@ -1,0 +1,114 @@
+#include "passes/pipeline.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "kernel/lower.h"
+#include "ops/infer.h"
+#include "passes/passes.h"
+
+namespace lockstep {
+
+using namespace kir;
+
+namespace {
+
+void check_expr(const Plan& p, const Kernel& k, const ExprP& e, int vars) {
+  if (e->op == Op::Var && e->i >= vars) throw Error("internal: " + k.name + " uses unbound v" + std::to_string(e->i));
+  if (e->op == Op::Load) {
+    if (e->buf < 0 || e->buf >= static_cast<int>(p.buffers.size()) || p.buffers[e->buf].shape != e->shape)
+      throw Error("internal: " + k.name + " loads buffer b" + std::to_string(e->buf) + " with a wrong shape");
+    if (!e->flat && e->args.size() != e->shape.size())
+      throw Error("internal: " + k.name + " indexes b" + std::to_string(e->buf) + " with the wrong rank");
+  }
+  int inner = e->op == Op::Reduce ? static_cast<int>(e->i + e->shape.size()) : vars;
+  if (e->op == Op::Reduce && e->i != vars) throw Error("internal: " + k.name + " reduction vars do not follow the output vars");
+  for (const ExprP& a : e->args) check_expr(p, k, a, inner);
+}
+
+void dump(const std::string& dir, const std::string& name, const std::string& text) {
+  if (dir.empty()) return;
+  std::filesystem::create_directories(dir);
+  std::ofstream(std::filesystem::path(dir) / name) << text;
+}
+
+std::string graph_text(const Graph& g) {
+  std::string s;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    s += g.label(static_cast<int>(n)) + ":";
+    for (int v : node.inputs) s += " " + (v >= 0 ? g.values[v].name : std::string("-"));
+    s += " ->";
+    for (int v : node.outputs) s += " " + (v >= 0 ? g.values[v].name : std::string("-"));
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, const std::vector<TypeInfo>& types,
+                                                           const std::vector<const Tensor*>& inputs) {
+  std::vector<std::optional<RefTensor>> values(g.inputs.size());
+  GraphTypes plain = infer_graph(g, &types);
+  bool all_known = true;
+  for (const TypeInfo& t : plain.type) all_known &= t.dtype == DType::undefined || t.fully_known();
+  if (all_known) return values;
+  constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    if (!dtype_is_float(inputs[k]->dtype) && inputs[k]->numel() <= kMaxSpecialised) values[k] = to_ref(*inputs[k]);
+  return values;
+}
+
+void verify_plan(const Plan& p) {
+  std::vector<bool> written(p.buffers.size(), false);
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    written[b] = p.buffers[b].kind == Buffer::Input || p.buffers[b].kind == Buffer::Constant;
+  for (const Kernel& k : p.kernels) {
+    check_expr(p, k, k.body, static_cast<int>(p.buffers[k.out].shape.size()));
+    for (int b : kernel_inputs(k))
+      if (!written[b]) throw Error("internal: " + k.name + " reads b" + std::to_string(b) + " before it is written");
+    if (written[k.out]) throw Error("internal: " + k.name + " writes b" + std::to_string(k.out) + " a second time");
+    written[k.out] = true;
+  }
+  for (int b : p.outputs)
+    if (!written[b]) throw Error("internal: output buffer b" + std::to_string(b) + " is never written");
+}
+
+PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,
+                            const std::vector<const RefTensor*>& values) {
+  PassManager pm(opts.pass_limit);
+  Graph g = input;
+  Plan* plan = nullptr;
+  pm.after_each = [&](const PassRecord& r) {
+    std::string name = "pass" + std::to_string(r.number) + "-" + r.pass + ".txt";
+    if (plan) {
+      if (opts.verify_each) verify_plan(*plan);
+      dump(opts.dump_ir_dir, name, describe(*plan));
+    } else {
+      if (opts.verify_each) verify_graph(g);
+      dump(opts.dump_ir_dir, name, graph_text(g));
+    }
+  };
+  fold_constants(g, pm);
+  canonicalize(g, pm);
+  eliminate_dead_nodes(g, pm);
+  verify_graph(g);
+  GraphTypes types = infer_graph(g, &inputs, values.empty() ? nullptr : &values);  // shape specialisation
+  PipelineResult result;
+  result.plan = lower_graph(g, types);
+  plan = &result.plan;
+  dump(opts.dump_ir_dir, "lowered.txt", describe(result.plan));
+  verify_plan(result.plan);
+  inline_views(result.plan, pm);
+  fuse_elementwise(result.plan, pm);
+  fuse_epilogues(result.plan, pm);
+  remove_dead_kernels(result.plan);
+  verify_plan(result.plan);
+  dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
+  result.log = pm.log();
+  return result;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,39 @@
+// The one pipeline every target runs: graph passes, shape specialisation, lowering, kernel
+// passes. Targets differ only after this point (printing and running the plan).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kernel/kernel.h"
+#include "passes/pass_manager.h"
+
+namespace lockstep {
+
+struct PipelineOptions {
+  int pass_limit = -1;        // apply only pass applications 1..N; -1: all
+  bool verify_each = false;   // run the IR verifiers after every application
+  std::string dump_ir_dir;    // write the IR after each pass here when set
+};
+
+struct PipelineResult {
+  kir::Plan plan;
+  std::vector<PassRecord> log;
+};
+
+// `inputs` are the concrete types of the graph inputs (in g.inputs order).
+// `values` optionally holds input values to specialise on (small integer inputs that decide
+// shapes, such as axes or pads given as graph inputs); null entries are not specialised.
+PipelineResult run_pipeline(const Graph& g, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,
+                            const std::vector<const RefTensor*>& values = {});
+
+// Input values a compile must be specialised on: small integer graph inputs, and only when
+// some shape in the graph is unknown without their values (axes or pads given as inputs).
+std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, const std::vector<TypeInfo>& types,
+                                                           const std::vector<const Tensor*>& inputs);
+
+// Kernel-IR checks: buffer ids, shapes of loads, reduction vars, kernels after their inputs.
+void verify_plan(const kir::Plan& p);
+
+}  // namespace lockstep

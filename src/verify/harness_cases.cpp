@@ -1,0 +1,114 @@
+// The standard op cases: every supported op, with the attribute combinations the VITS family
+// (1-D Conv, ConvTranspose, Slice/flip, Split, Concat, the gate) and real exporters use.
+#include <cstdint>
+#include <limits>
+
+#include "verify/harness.h"
+
+namespace lockstep {
+
+namespace {
+
+using In = OpCase::Input;
+constexpr DType F = DType::f32;
+
+OpCase unary(const std::string& op, double lo = -3, double hi = 3, Attrs attrs = {}) {
+  return OpCase{op, op, {In{F, {2, 3, 17}, lo, hi}}, {}, std::move(attrs)};
+}
+
+OpCase binary(const std::string& op, Shape a, Shape b, DType t = F, double lo = -2, double hi = 2) {
+  return OpCase{op + " " + shape_str(a) + "x" + shape_str(b) + " " + dtype_name(t), op, {In{t, a, lo, hi}, In{t, b, lo, hi}}, {}, {}};
+}
+
+OpCase conv1d(const std::string& name, int64_t cin, int64_t cout, int64_t k, int64_t t, Attrs attrs, int64_t group = 1) {
+  OpCase c{name, "Conv", {In{F, {1, cin, t}}, In{F, {cout, cin / group, k}}, In{F, {cout}}}, {}, std::move(attrs)};
+  if (group > 1) c.attrs["group"] = attr_int(group);
+  return c;
+}
+
+OpCase slice(const std::string& name, Shape x, std::vector<int64_t> starts, std::vector<int64_t> ends,
+             std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  return OpCase{name, "Slice", {In{F, x}}, {{1, ints_tensor(starts)}, {2, ints_tensor(ends)}, {3, ints_tensor(axes)}, {4, ints_tensor(steps)}}, {}};
+}
+
+void add_elementwise(std::vector<OpCase>& cs) {
+  for (const char* op : {"Neg", "Abs", "Exp", "Tanh", "Sigmoid", "Relu", "Erf"}) cs.push_back(unary(op));
+  cs.push_back(unary("Log", 0.01, 4));
+  cs.push_back(unary("Sqrt", 0, 4));
+  cs.push_back(unary("LeakyRelu", -3, 3, {{"alpha", attr_float(0.1)}}));
+  for (const char* op : {"Add", "Sub", "Mul"}) {
+    cs.push_back(binary(op, {1, 4, 33}, {1, 4, 33}));
+    cs.push_back(binary(op, {1, 4, 33}, {1, 1, 33}));
+    cs.push_back(binary(op, {2, 1, 5}, {3, 1}));
+  }
+  cs.push_back(binary("Add", {3, 7}, {7}, DType::i64, -100, 100));
+  cs.push_back(binary("Mul", {3, 7}, {3, 7}, DType::i32, -100, 100));
+  cs.push_back(binary("Div", {4, 9}, {4, 9}, F, 0.5, 2));
+  cs.push_back(binary("Div", {4, 9}, {9}, DType::i32, 1, 50));
+  cs.push_back(binary("Pow", {4, 9}, {1}, F, 0.5, 2));
+  for (const char* op : {"Equal", "Less", "Greater"}) cs.push_back(binary(op, {3, 5}, {5}, DType::i64, -3, 3));
+  cs.push_back(OpCase{"Where", "Where", {In{DType::boolean, {3, 1, 5}}, In{F, {1, 4, 5}}, In{F, {5}}}, {}, {}});
+  cs.push_back(OpCase{"Clip", "Clip", {In{F, {2, 33}, -3, 3}}, {}, {}});
+  cs.back().inputs.push_back(In{F, {}, -1, -0.5});
+  cs.back().inputs.push_back(In{F, {}, 0.5, 1});
+  cs.push_back(OpCase{"Cast f32->i32", "Cast", {In{F, {3, 11}, -50, 50}}, {}, {{"to", attr_int(6)}}});
+  cs.push_back(OpCase{"Cast i64->f32", "Cast", {In{DType::i64, {3, 11}, -50, 50}}, {}, {{"to", attr_int(1)}}});
+  cs.push_back(OpCase{"Cast f32->f16", "Cast", {In{F, {3, 11}, -50, 50}}, {}, {{"to", attr_int(10)}}});
+}
+
+void add_movement(std::vector<OpCase>& cs) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  cs.push_back(slice("Slice flip (torch.flip)", {1, 6, 9}, {-1}, {kMin}, {1}, {-1}));
+  cs.push_back(slice("Slice gate half", {1, 8, 9}, {4}, {kMax}, {1}, {1}));
+  cs.push_back(slice("Slice steps 2,-3", {5, 7, 9}, {1, -1}, {kMax, 0}, {0, 2}, {2, -3}));
+  cs.push_back(OpCase{"Split sizes input", "Split", {In{F, {1, 10, 6}}}, {{1, ints_tensor({4, 6})}}, {{"axis", attr_int(1)}}, 17, 2});
+  cs.push_back(OpCase{"Split num_outputs", "Split", {In{F, {1, 9, 4}}}, {}, {{"axis", attr_int(1)}, {"num_outputs", attr_int(3)}}, 18, 3});
+  cs.push_back(OpCase{"Concat axis 1", "Concat", {In{F, {1, 3, 5}}, In{F, {1, 4, 5}}, In{F, {1, 1, 5}}}, {}, {{"axis", attr_int(1)}}});
+  cs.push_back(OpCase{"Reshape", "Reshape", {In{F, {2, 3, 4}}}, {{1, ints_tensor({4, -1})}}, {}});
+  cs.push_back(OpCase{"Flatten", "Flatten", {In{F, {2, 3, 4}}}, {}, {{"axis", attr_int(2)}}});
+  cs.push_back(OpCase{"Unsqueeze", "Unsqueeze", {In{F, {3, 4}}}, {{1, ints_tensor({0, -1})}}, {}});
+  cs.push_back(OpCase{"Squeeze", "Squeeze", {In{F, {3, 1, 4, 1}}}, {{1, ints_tensor({1, 3})}}, {}});
+  cs.push_back(OpCase{"Transpose", "Transpose", {In{F, {2, 3, 4}}}, {}, {{"perm", attr_ints({2, 0, 1})}}});
+  cs.push_back(OpCase{"Tile", "Tile", {In{F, {2, 3}}}, {{1, ints_tensor({2, 3})}}, {}});
+  cs.push_back(OpCase{"Expand", "Expand", {In{F, {3, 1}}}, {{1, ints_tensor({2, 3, 4})}}, {}});
+  cs.push_back(OpCase{"Gather const", "Gather", {In{F, {5, 4}}}, {{1, ints_tensor({4, 0, -1})}}, {{"axis", attr_int(0)}}});
+  cs.push_back(OpCase{"Gather runtime", "Gather", {In{F, {3, 6}}, In{DType::i64, {2, 2}, -6, 6}}, {}, {{"axis", attr_int(1)}}});
+  cs.push_back(OpCase{"Pad constant", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({1, 2, 0, 3})}}, {}});
+  cs.push_back(OpCase{"Pad reflect", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({0, 2, 0, 3})}}, {{"mode", attr_string("reflect")}}});
+  cs.push_back(OpCase{"Pad edge", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({1, 2, 1, 3})}}, {{"mode", attr_string("edge")}}});
+  cs.push_back(OpCase{"Identity", "Identity", {In{F, {3, 4}}}, {}, {}});
+}
+
+void add_anchors(std::vector<OpCase>& cs) {
+  cs.push_back(conv1d("Conv1d 1x1", 16, 24, 1, 50, {}));
+  cs.push_back(conv1d("Conv1d k5 same", 8, 16, 5, 40, {{"pads", attr_ints({2, 2})}}));
+  cs.push_back(conv1d("Conv1d k3 d5 same", 8, 8, 3, 37, {{"pads", attr_ints({5, 5})}, {"dilations", attr_ints({5})}}));
+  cs.push_back(conv1d("Conv1d k7 stride 2 group 2", 8, 6, 7, 41, {{"pads", attr_ints({3, 3})}, {"strides", attr_ints({2})}}, 2));
+  cs.push_back(OpCase{"Conv2d k3 pad1", "Conv", {In{F, {1, 3, 9, 8}}, In{F, {4, 3, 3, 3}}}, {}, {{"pads", attr_ints({1, 1, 1, 1})}}});
+  cs.push_back(OpCase{"ConvTranspose1d s8 k16 p4", "ConvTranspose", {In{F, {1, 8, 13}}, In{F, {8, 4, 16}}, In{F, {4}}}, {},
+                      {{"strides", attr_ints({8})}, {"pads", attr_ints({4, 4})}}});
+  cs.push_back(OpCase{"ConvTranspose1d s2 k4 p1 op1", "ConvTranspose", {In{F, {1, 4, 9}}, In{F, {4, 3, 4}}}, {},
+                      {{"strides", attr_ints({2})}, {"pads", attr_ints({1, 1})}, {"output_padding", attr_ints({1})}}});
+  cs.push_back(OpCase{"ConvTranspose2d group 2", "ConvTranspose", {In{F, {1, 4, 5, 4}}, In{F, {4, 3, 3, 2}}}, {},
+                      {{"strides", attr_ints({2, 1})}, {"group", attr_int(2)}}});
+  cs.push_back(OpCase{"MatMul batched", "MatMul", {In{F, {2, 1, 5, 7}}, In{F, {3, 7, 4}}}, {}, {}});
+  cs.push_back(OpCase{"MatMul 1-D", "MatMul", {In{F, {7}}, In{F, {2, 7, 3}}}, {}, {}});
+  cs.push_back(OpCase{"Gemm transB alpha beta", "Gemm", {In{F, {4, 6}}, In{F, {5, 6}}, In{F, {5}}}, {},
+                      {{"transB", attr_int(1)}, {"alpha", attr_float(0.5)}, {"beta", attr_float(2.0)}}});
+  cs.push_back(OpCase{"ReduceSum axes input", "ReduceSum", {In{F, {3, 4, 5}}}, {{1, ints_tensor({0, 2})}}, {{"keepdims", attr_int(0)}}});
+  cs.push_back(OpCase{"ReduceMean", "ReduceMean", {In{F, {3, 4, 5}}}, {}, {{"axes", attr_ints({1})}}});
+  cs.push_back(OpCase{"Softmax last axis", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {}, 13});
+  cs.push_back(OpCase{"Softmax opset 11 coerced", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {{"axis", attr_int(1)}}, 11});
+}
+
+}  // namespace
+
+std::vector<OpCase> standard_cases() {
+  std::vector<OpCase> cs;
+  add_elementwise(cs);
+  add_movement(cs);
+  add_anchors(cs);
+  return cs;
+}
+
+}  // namespace lockstep

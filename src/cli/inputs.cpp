@@ -184,13 +184,6 @@ Graph load_quietly(const std::function<Graph()>& load) {
   return g;
 }
 
-uint64_t splitmix64_next(uint64_t& state) {
-  uint64_t z = (state += kGolden);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 uint64_t input_stream_seed(uint64_t seed, size_t input_index) {
   return seed + kGolden * (static_cast<uint64_t>(input_index) + 1);
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/random.h"
 #include "graph/bind.h"
 #include "graph/graph.h"
 
@@ -34,8 +35,6 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
 // file), the rest generated. Throws Error for an unknown name, a symbol without a size, ...
 TensorMap make_inputs(const Graph& g, const InputSpec& spec);
 
-// splitmix64: the generator behind generated inputs (public so tests can recompute them).
-uint64_t splitmix64_next(uint64_t& state);
 uint64_t input_stream_seed(uint64_t seed, size_t input_index);
 
 }  // namespace lockstep::cli

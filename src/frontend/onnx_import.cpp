@@ -196,9 +196,9 @@ Graph import_model(const onnx::ModelProto& m, const std::string& source, const s
   }
   if (g.outputs.empty()) throw Error("model file '" + source + "' declares no graph outputs");
   verify_graph(g);
-  libonnx_warnings(m, g);
   // Fill static types; this also rejects unsupported ops/attributes and inconsistent shapes.
   GraphTypes types = infer_graph(g);
+  libonnx_warnings(m, g);  // only for models lockstep accepts: an error stays one line
   for (size_t v = 0; v < g.values.size(); ++v)
     if (g.values[v].producer >= 0) g.values[v].type = types.type[v];
   for (int v : g.outputs) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <numbers>
 
+#include "core/random.h"
+
 namespace lockstep::vits {
 
 Path Path::operator/(const std::string& child) const {
@@ -26,16 +28,9 @@ std::string Path::param(const std::string& leaf) const {
 
 Path indexed(const Path& p, const std::string& list, int64_t i) { return p / (list + "." + std::to_string(i)); }
 
-static uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Uniform in (0, 1): 53 random bits, offset by half a step so log() never sees 0.
 static double uniform01(uint64_t& state) {
-  return (static_cast<double>(splitmix64(state) >> 11) + 0.5) * 0x1.0p-53;
+  return (static_cast<double>(splitmix64_next(state) >> 11) + 0.5) * 0x1.0p-53;
 }
 
 static uint64_t fnv1a(const std::string& s) {

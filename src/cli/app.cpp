@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   };
   add("info", "Print a model's inputs, outputs, op counts and parameters", add_info);
   add("run", "Run a model on a target and write its outputs as .npy", add_run);
+  add("compile", "Compile a model for a target; optionally write the generated source", add_compile);
   add("conformance", "Run a folder of ONNX backend-test cases and print a scoreboard by op",
       add_conformance);
   try {

@@ -15,6 +15,7 @@ using Action = std::function<int()>;
 Action add_info(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_conformance(CLI::App& app);
+Action add_compile(CLI::App& app);
 
 int main(int argc, char** argv);
 

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cli/cli.h"
+#include "cli/compile_options.h"
 #include "cli/inputs.h"
 #include "cli/report.h"
 #include "core/error.h"
@@ -27,6 +28,7 @@ namespace {
 struct RunOpts {
   std::string model, target = "ref", out;
   InputSpec inputs;
+  CompileFlags compile;
 };
 
 // The --out folder, made and probed before any work so a bad one fails first. Folders made
@@ -108,8 +110,9 @@ int run(const RunOpts& o) {
   Graph g = load_quietly([&] { return load_onnx(o.model); });
   std::vector<std::string> paths = o.out.empty() ? std::vector<std::string>{} : output_paths(g, o.out);
   TensorMap inputs = make_inputs(g, o.inputs);
-  std::unique_ptr<Program> program = compile(g, o.target);
+  std::unique_ptr<Program> program = compile(g, o.target, o.compile.options);
   std::vector<Tensor> outs = program->run(inputs);
+  if (o.compile.print_pass_log) print_pass_log(*program);
   if (out_dir) out_dir->keep();
   for (size_t k = 0; k < outs.size(); ++k) {
     const std::string& name = g.values[g.outputs[k]].name;
@@ -137,6 +140,7 @@ Action add_run(CLI::App& app) {
   app.add_option("--seed", o->inputs.seed, "Seed for generated inputs")->capture_default_str();
   app.add_option("--seed-inputs", o->inputs.seed_inputs, "Named input recipe: vits");
   app.add_option("--dim", o->inputs.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
+  add_compile_flags(app, o->compile);
   app.footer(std::string(
       "Prints one line per output: name, dtype[shape], sha256 of the data bytes (as in the\n"
       ".npy after its header), min/max/RMS over non-NaN values. With --out, each output is\n"

@@ -68,10 +68,10 @@ void lower_conv(Lowering& L, int n, bool transpose) {
   int src = transpose ? upsampled_input(L, n, x, geo, ys) : padded_input(L, n, x, geo);
   const Shape& ss = L.plan.buffers[src].shape;
   DType t = L.type(y).dtype;
-  ExprP g = binary(Fn::Div, v(1), icst(Mg));
+  ExprP g = G == 1 ? icst(0) : binary(Fn::Div, v(1), icst(Mg));
   ExprP ci = add(mul(g, icst(Cg)), v(r));  // input channel: group base + reduction var
   std::vector<ExprP> xi = {v(0), ci}, wi;
-  if (transpose) wi = {ci, binary(Fn::Mod, v(1), icst(Mg))};
+  if (transpose) wi = {ci, G == 1 ? v(1) : binary(Fn::Mod, v(1), icst(Mg))};
   else wi = {v(1), v(r)};
   Shape extents = {Cg};
   for (size_t i = 0; i < nd; ++i) {

@@ -32,6 +32,16 @@ bool has_select(const ExprP& e) {
   return false;
 }
 
+// Load at index (v0, v1, ...) of its own shape; a size-1 dim may be indexed by anything (it is 0).
+bool is_identity_index(const Expr& ld) {
+  if (ld.flat) return false;
+  for (size_t k = 0; k < ld.args.size(); ++k) {
+    const Expr& a = *ld.args[k];
+    if (ld.shape[k] != 1 && !(a.op == Op::Var && a.i == static_cast<int64_t>(k))) return false;
+  }
+  return true;
+}
+
 int count_loads(const ExprP& e, int buf) {
   int n = e->op == Op::Load && e->buf == buf;
   for (const ExprP& a : e->args) n += count_loads(a, buf);
@@ -44,8 +54,7 @@ ExprP dense_source(const Plan& p, const Kernel& k) {
   const Shape& s = p.buffers[k.out].shape;
   if (b.op != Op::Load) return nullptr;
   std::vector<ExprP> vars = out_vars(s.size());
-  bool dense = b.flat ? same(b.args[0], flatten_index(vars, s))
-                      : b.shape == s && same(load(b.buf, b.shape, b.type, vars), k.body);
+  bool dense = b.flat ? same(b.args[0], flatten_index(vars, s)) : b.shape == s && is_identity_index(b);
   return dense ? k.body : nullptr;
 }
 
@@ -134,9 +143,7 @@ void fuse_epilogues(Plan& p, PassManager& pm) {
     std::vector<const Expr*> loads;
     collect_loads(C.body, loads);
     for (const Expr* ld : loads)  // the reader must take element i of P for its element i
-      if (ld->buf == P.out && (ld->flat || !same(load(ld->buf, ld->shape, ld->type, out_vars(s.size())),
-                                                  load(ld->buf, ld->shape, ld->type, ld->args))))
-        return false;
+      if (ld->buf == P.out && !is_identity_index(*ld)) return false;
     if (!pm.request("fuse-epilogue", C.name + " into " + P.name, merged_nodes(P, C))) return false;
     inline_into(p, k, rs[0]);
     erase_kernel(p, k);

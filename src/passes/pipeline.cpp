@@ -102,8 +102,8 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   dump(opts.dump_ir_dir, "lowered.txt", describe(result.plan));
   verify_plan(result.plan);
   inline_views(result.plan, pm);
+  fuse_epilogues(result.plan, pm);  // before elementwise fusion can reshape an anchor's readers
   fuse_elementwise(result.plan, pm);
-  fuse_epilogues(result.plan, pm);
   remove_dead_kernels(result.plan);
   verify_plan(result.plan);
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));

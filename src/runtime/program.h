@@ -25,8 +25,9 @@ class Program {
   virtual const std::string& target() const = 0;
   // Outputs in graph output order, in the model's dtypes. Throws Error on bad inputs.
   virtual std::vector<Tensor> run(const TensorMap& inputs) = 0;
-  // Compiles ahead for these input types (graph input order); run() does it on demand.
-  virtual void prepare(const std::vector<TypeInfo>& input_types) {}
+  // Compiles for inputs like these (shapes, and values where shapes depend on them) without
+  // running; run() does it on demand.
+  virtual void prepare(const TensorMap& inputs) {}
   // Numbered pass applications of the last compile ("#N pass: what (nodes)").
   virtual std::vector<std::string> pass_log() const { return {}; }
   // Generated source of the last compile: (file name, text), one file per kernel.

@@ -59,7 +59,12 @@ class CpuProgram : public Program {
   CpuProgram(const Graph& g, const CompileOptions& o) : graph_(g), opts_(o) {}
   const std::string& target() const override { return name_; }
 
-  void prepare(const std::vector<TypeInfo>& types) override { specialise(types, std::vector<std::optional<RefTensor>>(types.size())); }
+  void prepare(const TensorMap& inputs) override {
+    std::vector<TypeInfo> types = bind_inputs(graph_, inputs);
+    std::vector<const Tensor*> given;
+    for (int v : graph_.inputs) given.push_back(&inputs.at(graph_.values[v].name));
+    specialise(types, specialisation_values(graph_, types, given));
+  }
 
   // Compiles for these input types (and values, where shapes depend on them) unless the
   // loaded module already is for exactly these.
@@ -80,10 +85,7 @@ class CpuProgram : public Program {
   }
 
   std::vector<Tensor> run(const TensorMap& inputs) override {
-    std::vector<TypeInfo> types = bind_inputs(graph_, inputs);
-    std::vector<const Tensor*> given;
-    for (int v : graph_.inputs) given.push_back(&inputs.at(graph_.values[v].name));
-    specialise(types, specialisation_values(graph_, types, given));
+    prepare(inputs);
     module_->set_threads(opts_.threads);
     std::vector<void*> bufs(plan_.buffers.size(), nullptr);
     Region arena(static_cast<size_t>(mem_.arena_bytes), opts_.checked);

@@ -28,6 +28,14 @@ class RefProgram : public Program {
 
 }  // namespace
 
+std::vector<Program::GroupValue> Program::run_capture(const TensorMap&) {
+  throw Unsupported("target '" + target() + "' cannot capture intermediate values");
+}
+
+std::vector<Program::ConstantCheck> Program::check_constants() {
+  throw Unsupported("target '" + target() + "' cannot read its constants back");
+}
+
 std::vector<std::string> known_targets() { return {"ref", "cpu", "cuda", "opencl", "metal"}; }
 
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {

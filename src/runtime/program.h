@@ -17,6 +17,14 @@ struct CompileOptions {
   std::string dump_ir_dir;    // IR after each pass application
   bool use_cache = true;      // on-disk kernel cache
   bool checked = false;       // sentinels around buffers, poisoned free memory, planner proof
+  // GPU targets.
+  bool cuda_graph = true;         // capture the static plan once and replay it
+  bool verify_constants = false;  // read every device constant back and compare SHA-256
+  int staging_slots = 64;         // pinned staging buffers for uploads (tests shrink it)
+  size_t staging_slot_bytes = size_t{4} << 20;
+  // Test aid: a deliberate fault ("staging-reuse", "kernel:NODE", "pass:N", "cache-by-name",
+  // "uninit:NODE"); empty for none. Each target documents which kinds it can inject.
+  std::string fault;
 };
 
 class Program {
@@ -32,6 +40,22 @@ class Program {
   virtual std::vector<std::string> pass_log() const { return {}; }
   // Generated source of the last compile: (file name, text), one file per kernel.
   virtual std::vector<std::pair<std::string, std::string>> sources() const { return {}; }
+
+  // --- Introspection for verification (check, bisect); optional per target. ---
+  // The value of every fusion-group output of the program as compiled, in execution order.
+  struct GroupValue {
+    std::string kernel;              // "k12"
+    std::vector<std::string> nodes;  // ONNX nodes the group computes
+    std::string value;               // the graph value it holds
+    Tensor data;
+  };
+  virtual std::vector<GroupValue> run_capture(const TensorMap& inputs);
+  // SHA-256 of each constant as resident on the target, by value name, read back from where
+  // kernels read it (the device, for GPUs), next to the host bytes' SHA-256.
+  struct ConstantCheck {
+    std::string value, host_sha256, resident_sha256;
+  };
+  virtual std::vector<ConstantCheck> check_constants();
 };
 
 // Targets lockstep knows by name, whether or not this build can run them.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "test_util.h"
 #include "core/error.h"
 #include "ops/infer.h"
 #include "ref/interpreter.h"
@@ -54,14 +55,7 @@ Attr integer(int64_t v) { Attr a; a.kind = Attr::Int; a.i = v; return a; }
 Attr real(double v) { Attr a; a.kind = Attr::Float; a.f = v; return a; }
 Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Attr::Ints; a.ints = std::move(v); return a; }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(Elementwise, BroadcastAddMatchesNestedLoops) {
   // a: [2,1,3], b: [4,1] -> [2,4,3]; y[i,j,k] = a[i,0,k] + b[j,0].

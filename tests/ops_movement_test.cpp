@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "test_util.h"
 #include "core/error.h"
 #include "graph/builder.h"
 #include "ops/infer.h"
@@ -48,15 +49,7 @@ std::vector<RefTensor> run(const Graph& g, const std::vector<Tensor>& feed) {
   return run_reference(g, m);
 }
 
-// The message of the Error that f throws, or "" when it does not throw.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 // ---- Slice ----
 

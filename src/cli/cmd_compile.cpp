@@ -46,10 +46,7 @@ Action add_compile(CLI::App& app) {
   app.add_option("model", o->model, "ONNX model file")->required();
   app.add_option("--target", o->target, "Target to compile for")->capture_default_str();
   app.add_option("--emit-source", o->emit_source, "Folder to write the generated source into, one file per kernel");
-  app.add_option("--input", o->inputs.files, "NAME=FILE.npy: an input whose shape (and value) to compile for");
-  app.add_option("--seed", o->inputs.seed, "Seed for generated inputs")->capture_default_str();
-  app.add_option("--seed-inputs", o->inputs.seed_inputs, "Named input recipe: vits");
-  app.add_option("--dim", o->inputs.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
+  add_input_flags(app, o->inputs);
   add_compile_flags(app, o->compile);
   app.footer(
       "A program is compiled for concrete input shapes, taken from --input/--dim as with `run`.\n"

@@ -135,11 +135,8 @@ Action add_run(CLI::App& app) {
   app.add_option("model", o->model, "ONNX model file")->required();
   app.add_option("--target", o->target, "Target to run on (ref: the float64 reference interpreter)")
       ->capture_default_str();
-  app.add_option("--input", o->inputs.files, "NAME=FILE.npy: value of a model input (repeatable)");
+  add_input_flags(app, o->inputs);
   app.add_option("--out", o->out, "Folder to write one .npy per output into (created if missing)");
-  app.add_option("--seed", o->inputs.seed, "Seed for generated inputs")->capture_default_str();
-  app.add_option("--seed-inputs", o->inputs.seed_inputs, "Named input recipe: vits");
-  app.add_option("--dim", o->inputs.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
   add_compile_flags(app, o->compile);
   app.footer(std::string(
       "Prints one line per output: name, dtype[shape], sha256 of the data bytes (as in the\n"

@@ -184,6 +184,13 @@ Graph load_quietly(const std::function<Graph()>& load) {
   return g;
 }
 
+void add_input_flags(CLI::App& app, InputSpec& spec) {
+  app.add_option("--input", spec.files, "NAME=FILE.npy: value of a model input (repeatable)");
+  app.add_option("--seed", spec.seed, "Seed for generated inputs")->capture_default_str();
+  app.add_option("--seed-inputs", spec.seed_inputs, "Named input recipe: vits");
+  app.add_option("--dim", spec.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
+}
+
 uint64_t input_stream_seed(uint64_t seed, size_t input_index) {
   return seed + kGolden * (static_cast<uint64_t>(input_index) + 1);
 }

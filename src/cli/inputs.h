@@ -1,6 +1,7 @@
 // Model inputs for `run` and the tools that follow it: .npy files the user gives, and
 // deterministic generated values for the rest.
 #pragma once
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,6 +25,9 @@ struct InputSpec {
   uint64_t seed = 0;
   std::string seed_inputs;             // "" (random) or "vits"
 };
+
+// --input, --seed, --seed-inputs and --dim, as every model-running subcommand spells them.
+void add_input_flags(CLI::App& app, InputSpec& spec);
 
 // The --help text that says exactly how inputs are generated.
 extern const char* const kInputGenerationHelp;

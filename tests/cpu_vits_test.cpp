@@ -59,6 +59,7 @@ TEST(CpuVits, Decoder128AgreesWithRef) {
   TensorMap in = seed_inputs(g, 1024);
   CompileOptions o;
   o.threads = 2;
+  o.checked = true;  // planner proof, sentinels and poisoned dead memory on a 400-kernel plan
   expect_agrees(g, in, run_cpu(g, in, o), "decoder-128");
 }
 

@@ -117,12 +117,14 @@ std::string cache_dir() {
 
 std::shared_ptr<Module> load_module(const std::string& source, const CompilerOptions& opts) {
   static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<Module>> loaded;  // keyed by content, never by name
+  // Keyed by content, never by name. Modules stay loaded for the process (RTLD_NODELETE), so
+  // a key is opened at most once: dlopen would hand back the first mapping of a path anyway.
+  static std::map<std::string, std::shared_ptr<Module>> loaded;
   std::string key = sha256_hex((source + "\n" + compiler_identity() + "\n" + kFlags).data(),
                                source.size() + compiler_identity().size() + std::string(kFlags).size() + 2);
   std::lock_guard<std::mutex> lock(mu);
   if (opts.use_cache)
-    if (auto m = loaded[key].lock()) return m;
+    if (auto it = loaded.find(key); it != loaded.end()) return it->second;
   fs::path dir = opts.use_cache ? fs::path(cache_dir()) : fs::temp_directory_path() / ("lockstep-nocache-" + std::to_string(getpid()));
   fs::path so = dir / (key + ".so"), sum = dir / (key + ".sha256");
   if (opts.use_cache && fs::exists(so)) {

@@ -111,8 +111,8 @@ Plan lower_graph(const Graph& g, const GraphTypes& types) {
     const Node& node = g.nodes[n];
     for (int v : node.outputs)
       if (v >= 0 && !L.type(v).fully_known())
-        throw Error(g.label(n) + ": output '" + g.values[v].name + "' has shape " + L.type(v).str() +
-                    ", which is not known when compiling");
+        throw Unsupported(g.label(n) + ": output '" + g.values[v].name + "' has shape " + L.type(v).str() +
+                          ", which is not known when compiling (it depends on a run-time value)");
     if (all_outputs_known(L, node)) {  // shape arithmetic and folded scalars
       for (int v : node.outputs)
         if (v >= 0) add_constant(v, std::make_shared<Tensor>(from_ref(*types.value[v])));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/cpu/cpu_program.h"
+#include "backend/cuda/cuda_program.h"
 #include "core/error.h"
 #include "ref/interpreter.h"
 
@@ -22,7 +23,7 @@ class RefProgram : public Program {
   }
 
  private:
-  const Graph& graph_;
+  const Graph graph_;  // a copy: the program outlives whatever graph it was made from
   std::string name_ = "ref";
 };
 
@@ -41,6 +42,7 @@ std::vector<std::string> known_targets() { return {"ref", "cpu", "cuda", "opencl
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {
   if (target == "ref") return std::make_unique<RefProgram>(g);
   if (target == "cpu") return cpu::compile_cpu(g, opts);
+  if (target == "cuda") return cuda::compile_cuda(g, opts);
   auto known = known_targets();
   if (std::find(known.begin(), known.end(), target) == known.end())
     throw Error("unknown target '" + target + "' (known: ref, cpu, cuda, opencl, metal)");

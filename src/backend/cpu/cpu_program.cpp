@@ -144,7 +144,7 @@ class CpuProgram : public Program {
     return result;
   }
 
-  const Graph& graph_;
+  const Graph graph_;  // a copy: the program outlives whatever graph it was made from
   CompileOptions opts_;
   std::string name_ = "cpu";
   std::vector<TypeInfo> types_;

@@ -1,0 +1,48 @@
+#include "backend/cuda/device_layout.h"
+
+namespace lockstep::cuda {
+
+namespace {
+
+constexpr int64_t kAlign = 256;   // the driver's own allocation alignment
+constexpr int64_t kGuard = 4096;  // sentinel bytes around checked regions
+
+int64_t aligned(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+const char* kind_name(kir::Buffer::Kind k) {
+  switch (k) {
+    case kir::Buffer::Input: return "input";
+    case kir::Buffer::Output: return "output";
+    case kir::Buffer::Constant: return "constant";
+    default: return "buffer";
+  }
+}
+
+}  // namespace
+
+DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked) {
+  DeviceLayout l;
+  l.guard = checked ? kGuard : 0;
+  l.offset.assign(p.buffers.size(), -1);
+  int64_t at = 0;
+  auto place = [&](const std::string& what, int64_t bytes) {
+    at += l.guard;
+    l.regions.push_back({what, at, bytes});
+    int64_t start = at;
+    at = aligned(at + bytes + l.guard);
+    return start;
+  };
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const kir::Buffer& buf = p.buffers[b];
+    if (buf.kind == kir::Buffer::Temp) continue;
+    l.offset[b] = place(std::string(kind_name(buf.kind)) + " '" + buf.name + "'", static_cast<int64_t>(buf.bytes()));
+  }
+  l.arena_bytes = m.arena_bytes;
+  l.arena_at = place("temporary arena", m.arena_bytes);
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].kind == kir::Buffer::Temp && m.offset[b] >= 0) l.offset[b] = l.arena_at + m.offset[b];
+  l.total = std::max<int64_t>(at, 1);
+  return l;
+}
+
+}  // namespace lockstep::cuda

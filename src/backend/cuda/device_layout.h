@@ -1,0 +1,28 @@
+// Where each buffer of a plan lives in the program's one device allocation: graph inputs,
+// outputs and constants in regions of their own, temporaries in one arena placed by
+// plan_memory. In checked mode every region has sentinel guards on both sides.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "runtime/memory_plan.h"
+
+namespace lockstep::cuda {
+
+struct DeviceLayout {
+  struct Region {
+    std::string what;            // "output 'z'", "temporary arena"
+    int64_t at = 0, bytes = 0;   // data, guards excluded
+  };
+  std::vector<int64_t> offset;   // per buffer: byte offset in the allocation, -1 if none
+  std::vector<Region> regions;
+  int64_t arena_at = 0, arena_bytes = 0;
+  int64_t guard = 0;             // sentinel bytes before and after each region
+  int64_t total = 0;
+};
+
+DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked);
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,241 @@
+// The CUDA target without a GPU: every kernel generated for the test graphs goes through NVRTC
+// (so a printer bug fails CI), the module cache is keyed by content and survives corruption,
+// and launch checks and the device memory layout hold on hand-made limits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "backend/cuda/cuda_api.h"
+#include "backend/cuda/device_layout.h"
+#include "backend/cuda/launch.h"
+#include "backend/cuda/nvrtc_compiler.h"
+#include "codegen/cuda_printer.h"
+#include "core/error.h"
+#include "frontend/onnx_import.h"
+#include "graph/bind.h"
+#include "passes/pipeline.h"
+#include "verify/harness.h"
+#include "vits.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define NEED_NVRTC()                                                                  \
+  do {                                                                                \
+    std::string why;                                                                  \
+    if (!cuda::nvrtc(&why)) GTEST_SKIP() << "CUDA codegen not checked: " << why;      \
+  } while (0)
+
+// Zero-filled inputs of the shapes a case declares (values do not change the kernels).
+TensorMap zero_inputs(const OpCase& c, const Graph& g) {
+  TensorMap feed;
+  for (size_t k = 0; k < g.inputs.size(); ++k) feed[g.values[g.inputs[k]].name] = Tensor(c.inputs[k].dtype, c.inputs[k].shape);
+  return feed;
+}
+
+kir::Plan plan_for(const Graph& g, const TensorMap& in) {
+  std::vector<TypeInfo> types = bind_inputs(g, in);
+  std::vector<const Tensor*> given;
+  for (int v : g.inputs) given.push_back(&in.at(g.values[v].name));
+  auto values = specialisation_values(g, types, given);
+  std::vector<const RefTensor*> vp;
+  for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
+  return run_pipeline(g, types, PipelineOptions{}, vp).plan;
+}
+
+// NVRTC-compiles the plan's whole translation unit; returns its kernel count.
+size_t compile_plan(const kir::Plan& p) {
+  cuda::DeviceCode code = cuda::nvrtc_compile(codegen::cuda_program_source(p), cuda::default_compute_capability());
+  EXPECT_FALSE(code.image.empty());
+  return p.kernels.size();
+}
+
+TEST(CudaCodegen, EveryHarnessCaseCompilesWithNvrtc) {
+  NEED_NVRTC();
+  size_t kernels = 0, cases = 0, unsupported = 0;
+  for (const OpCase& c : standard_cases()) {
+    Graph g = build_case(c);
+    try {
+      kernels += compile_plan(plan_for(g, zero_inputs(c, g)));
+      ++cases;
+    } catch (const Unsupported& e) {
+      ++unsupported;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << c.name << ": " << e.what();
+    }
+  }
+  std::cout << "nvrtc: " << cases << " harness cases, " << kernels << " kernels compiled; " << unsupported
+            << " unsupported\n";
+  EXPECT_GT(cases, 50u);
+}
+
+TEST(CudaCodegen, VitsCut174CompilesWithNvrtc) {
+  NEED_NVRTC();
+  Graph g = vits::build_cut(vits::Config{}, {"/flow/flows.0/enc/in_layers.1/Conv"});
+  ASSERT_EQ(g.nodes.size(), 174u);
+  EXPECT_GT(compile_plan(plan_for(g, vits::seed_inputs(g, 1024))), 10u);
+}
+
+TEST(CudaCodegen, VitsDecoderCompilesWithNvrtc) {
+  NEED_NVRTC();
+  vits::Config c;
+  c.part = vits::Part::decoder;
+  c.dec.upsample_initial = 128;
+  Graph g = vits::build(c);
+  EXPECT_GT(compile_plan(plan_for(g, vits::seed_inputs(g, 1024))), 50u);
+}
+
+TEST(CudaCodegen, TorchExportedVitsAtT64CompilesWithNvrtc) {
+  NEED_NVRTC();
+  Graph g = load_onnx(LOCKSTEP_TEST_DATA "/torch/vits_small_ts.onnx");
+  TensorMap in;
+  for (int v : g.inputs) {
+    const TypeInfo& t = g.values[v].type;
+    Shape s;
+    for (int64_t d : t.dims) s.push_back(d < 0 ? 64 : d);  // T = 64
+    in[g.values[v].name] = Tensor(t.dtype, s);
+  }
+  EXPECT_GT(compile_plan(plan_for(g, in)), 10u);
+}
+
+TEST(CudaCodegen, FloatOptionsMatchTheCpuAndTargetTheDevice) {
+  NEED_NVRTC();
+  std::vector<std::string> o = cuda::nvrtc_options(90);
+  auto has = [&](const std::string& s) { return std::find(o.begin(), o.end(), s) != o.end(); };
+  EXPECT_TRUE(has("--gpu-architecture=sm_90"));
+  EXPECT_TRUE(has("--fmad=false"));  // the CPU compiles with -ffp-contract=off
+  EXPECT_TRUE(has("--prec-div=true"));
+  EXPECT_TRUE(has("--ftz=false"));
+  for (const std::string& s : o) EXPECT_EQ(s.find("fast"), std::string::npos) << s;
+}
+
+TEST(CudaCodegen, NvrtcRejectionIsAnErrorWithTheLog) {
+  NEED_NVRTC();
+  try {
+    cuda::nvrtc_compile("extern \"C\" __global__ void k0() { undeclared_name(); }\n", 90);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
+  }
+}
+
+// Sets XDG_CACHE_HOME to a fresh folder for one test.
+struct TempCache {
+  fs::path dir = fs::temp_directory_path() / ("lockstep-cuda-cache-" + std::to_string(::getpid()));
+  std::string old;
+  bool had = false;
+  TempCache() {
+    if (const char* v = std::getenv("XDG_CACHE_HOME")) old = v, had = true;
+    fs::remove_all(dir);
+    setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  }
+  ~TempCache() {
+    had ? setenv("XDG_CACHE_HOME", old.c_str(), 1) : unsetenv("XDG_CACHE_HOME");
+    fs::remove_all(dir);
+  }
+};
+
+const char* kSrcA = "extern \"C\" __global__ void k0(float* b0) { b0[threadIdx.x] = 1.0f; }\n";
+const char* kSrcB = "extern \"C\" __global__ void k0(float* b0) { b0[threadIdx.x] = 2.0f; }\n";
+
+TEST(CudaCodegen, CacheIsKeyedByContentNotName) {
+  NEED_NVRTC();
+  TempCache tc;
+  auto a = cuda::cached_device_code(kSrcA, 90, true);
+  auto b = cuda::cached_device_code(kSrcB, 90, true);  // same kernel name, other body
+  EXPECT_NE(a->key, b->key);
+  EXPECT_NE(a->image, b->image);
+  EXPECT_EQ(cuda::cached_device_code(kSrcA, 90, true)->image, a->image);
+  EXPECT_NE(cuda::cached_device_code(kSrcA, 80, true)->key, a->key);  // the architecture is in the key
+  EXPECT_TRUE(fs::exists(fs::path(cuda::cuda_cache_dir()) / (a->key + ".bin")));
+}
+
+TEST(CudaCodegen, CorruptDiskEntryIsRebuilt) {
+  NEED_NVRTC();
+  TempCache tc;
+  // A source seen by no other test, so the in-memory cache cannot answer.
+  std::string src = std::string(kSrcA) + "// corrupt-entry test " + std::to_string(::getpid()) + "\n";
+  std::string want = cuda::nvrtc_compile(src, 90).image;
+  std::string key = cuda::nvrtc_compile(src, 90).key;
+  fs::create_directories(cuda::cuda_cache_dir());
+  fs::path file = fs::path(cuda::cuda_cache_dir()) / (key + ".bin");
+  std::ofstream(file, std::ios::binary) << "lockstep-cuda-1\ncubin\nsm_90\n" << std::string(64, '0') << "\ngarbage";
+  EXPECT_EQ(cuda::cached_device_code(src, 90, true)->image, want);
+}
+
+kir::Kernel named_kernel() {
+  kir::Kernel k;
+  k.name = "k7";
+  k.nodes = {"/dec/conv_pre/Conv", "/dec/LeakyRelu"};
+  return k;
+}
+
+cuda::DeviceLimits h200_like() {
+  cuda::DeviceLimits d;
+  d.max_threads_per_block = 1024;
+  d.max_shared_per_block = 49152;
+  d.max_registers_per_block = 65536;
+  d.max_grid_x = 2147483647;
+  return d;
+}
+
+TEST(CudaLaunch, ViolationNamesTheKernelAndItsNodes) {
+  cuda::FunctionLimits f{128, 0, 255, 0};  // the compiled function allows 128 threads
+  cuda::LaunchShape s = cuda::launch_shape(10000, 256, h200_like());
+  EXPECT_EQ(s.grid, 40u);
+  try {
+    cuda::validate_launch(named_kernel(), s, f, h200_like());
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("k7"), std::string::npos) << m;
+    EXPECT_NE(m.find("/dec/conv_pre/Conv, /dec/LeakyRelu"), std::string::npos) << m;
+    EXPECT_NE(m.find("256 threads per block"), std::string::npos) << m;
+  }
+}
+
+TEST(CudaLaunch, SharedMemoryAndRegistersAreChecked) {
+  cuda::LaunchShape s = cuda::launch_shape(1 << 20, 256, h200_like());
+  EXPECT_NO_THROW(cuda::validate_launch(named_kernel(), s, {1024, 0, 64, 0}, h200_like()));
+  EXPECT_THROW(cuda::validate_launch(named_kernel(), s, {1024, 49153, 32, 0}, h200_like()), Error);
+  cuda::DeviceLimits small = h200_like();
+  small.max_registers_per_block = 8192;  // 256 threads x 64 registers = 16384
+  EXPECT_THROW(cuda::validate_launch(named_kernel(), s, {1024, 0, 64, 0}, small), Error);
+  small = h200_like();
+  small.max_threads_per_block = 128;
+  EXPECT_THROW(cuda::validate_launch(named_kernel(), s, {1024, 0, 32, 0}, small), Error);
+}
+
+TEST(CudaLayout, CheckedRegionsAreAlignedGuardedAndDisjoint) {
+  Graph g = vits::build_cut(vits::Config{}, {"/flow/flows.0/enc/res_skip_layers.0/Conv"});
+  kir::Plan p = plan_for(g, vits::seed_inputs(g, 1024));
+  MemoryPlan m = plan_memory(p);
+  for (bool checked : {false, true}) {
+    cuda::DeviceLayout l = cuda::layout_device_memory(p, m, checked);
+    EXPECT_EQ(l.guard, checked ? 4096 : 0);
+    for (size_t a = 0; a < l.regions.size(); ++a) {
+      const auto& r = l.regions[a];
+      EXPECT_EQ(r.at % 256, 0) << r.what;
+      EXPECT_GE(r.at - l.guard, 0);
+      EXPECT_LE(r.at + r.bytes + l.guard, l.total) << r.what;
+      for (size_t b = a + 1; b < l.regions.size(); ++b) {
+        const auto& o = l.regions[b];
+        EXPECT_TRUE(r.at + r.bytes + l.guard <= o.at - l.guard || o.at + o.bytes + l.guard <= r.at - l.guard)
+            << r.what << " and " << o.what;
+      }
+    }
+    for (size_t b = 0; b < p.buffers.size(); ++b)
+      if (p.buffers[b].kind == kir::Buffer::Temp && m.offset[b] >= 0) {
+        EXPECT_EQ(l.offset[b], l.arena_at + m.offset[b]);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -119,7 +119,10 @@ class CudaProgram : public Program {
   void specialise(const std::vector<TypeInfo>& types, const std::vector<std::optional<RefTensor>>& values) {
     if (code_ && same_types(types, types_) && same_values(values, values_)) return;
     release();
-    PipelineOptions po{opts_.pass_limit, opts_.verify_each, opts_.dump_ir_dir, opts_.fault};
+    PipelineOptions po;
+    po.pass_limit = opts_.pass_limit;
+    po.verify_each = opts_.verify_each;
+    po.dump_ir_dir = opts_.dump_ir_dir;
     std::vector<const RefTensor*> vp;
     for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
     PipelineResult r = run_pipeline(graph_, types, po, vp);

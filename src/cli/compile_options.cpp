@@ -15,6 +15,14 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
   app.add_flag("--no-cache{false}", o.use_cache, "Neither read nor write the on-disk kernel cache");
   app.add_flag("--checked", o.checked,
                "Sentinels around buffers, NaN-poisoned dead memory and a proof that live buffers never overlap");
+  app.add_flag("--cuda-graph,!--no-cuda-graph", o.cuda_graph,
+               "cuda: capture the plan once as a CUDA graph and replay it (default on)");
+  app.add_flag("--verify-constants", o.verify_constants,
+               "GPU targets: read every constant back after upload and compare its SHA-256 with the host bytes");
+  app.add_option("--staging-slots", o.staging_slots, "GPU targets: pinned staging buffers for uploads")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--staging-slot-bytes", o.staging_slot_bytes, "GPU targets: bytes per staging buffer")
+      ->check(CLI::PositiveNumber)->capture_default_str();
 }
 
 void print_pass_log(const Program& p) {

@@ -18,6 +18,7 @@
 #include "frontend/npy.h"
 #include "frontend/onnx_import.h"
 #include "runtime/program.h"
+#include "verify/faults.h"
 
 namespace lockstep::cli {
 
@@ -108,10 +109,12 @@ int run(const RunOpts& o) {
   std::optional<OutDir> out_dir;
   if (!o.out.empty()) out_dir.emplace(o.out);
   Graph g = load_quietly([&] { return load_onnx(o.model); });
+  check_fault_applies(o.compile.options.fault, g);
   std::vector<std::string> paths = o.out.empty() ? std::vector<std::string>{} : output_paths(g, o.out);
   TensorMap inputs = make_inputs(g, o.inputs);
   std::unique_ptr<Program> program = compile(g, o.target, o.compile.options);
   std::vector<Tensor> outs = program->run(inputs);
+  check_pass_fault(o.compile.options.fault, program->pass_log());
   if (o.compile.print_pass_log) print_pass_log(*program);
   if (out_dir) out_dir->keep();
   for (size_t k = 0; k < outs.size(); ++k) {

@@ -2,6 +2,9 @@
 
 #include <iostream>
 
+#include "core/error.h"
+#include "verify/faults.h"
+
 namespace lockstep::cli {
 
 void add_compile_flags(CLI::App& app, CompileFlags& f) {
@@ -23,6 +26,16 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--staging-slot-bytes", o.staging_slot_bytes, "GPU targets: bytes per staging buffer")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--inject-fault", o.fault, std::string("KIND[:WHERE] ") + kFaultHelp)
+      ->check([](const std::string& spec) {
+        try {
+          parse_fault(spec);
+          return std::string();
+        } catch (const Error& e) {
+          std::string m = e.what();  // CLI11 names the option itself
+          return m.rfind("--inject-fault", 0) == 0 ? m.substr(m.find(' ') + 1) : m;
+        }
+      });
 }
 
 void print_pass_log(const Program& p) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "passes/passes.h"
+#include "verify/faults.h"
 
 namespace lockstep {
 
@@ -79,11 +80,15 @@ std::vector<std::string> merged_nodes(const Kernel& a, const Kernel& b) {
   return n;
 }
 
-void inline_into(Plan& p, int prod, int reader) {
+// `faulty`: the planted bug of --inject-fault pass:N, the reader's index off by one.
+void inline_into(Plan& p, int prod, int reader, bool faulty) {
   const Kernel& P = p.kernels[prod];
   Kernel& C = p.kernels[reader];
   int mv = max_var(C.body);
-  C.body = replace_loads(C.body, P.out, [&](const Expr& ld) { return inlined_at(p, P, ld, mv); });
+  C.body = replace_loads(C.body, P.out, [&](const Expr& ld) {
+    ExprP moved = faulty ? off_by_one(ld) : nullptr;
+    return inlined_at(p, P, moved ? *moved : ld, mv);
+  });
   C.nodes = merged_nodes(P, C);
 }
 
@@ -108,7 +113,7 @@ void inline_views(Plan& p, PassManager& pm) {
       if (find_reduce(p.kernels[r].body) && has_select(P.body)) return false;
     if (!pm.request("inline-view", P.name + " read through by " + std::to_string(rs.size()) + " kernel(s)", P.nodes))
       return false;
-    for (int r : rs) inline_into(p, k, r);
+    for (int r : rs) inline_into(p, k, r, pm.faulty());
     erase_kernel(p, k);
     pm.finished();
     return true;
@@ -125,7 +130,7 @@ void fuse_elementwise(Plan& p, PassManager& pm) {
     if (find_reduce(C.body) && !cheap) return false;  // would recompute per reduction step
     if (count_loads(C.body, P.out) > 1 && !cheap) return false;
     if (!pm.request("fuse-elementwise", P.name + " into " + C.name, merged_nodes(P, C))) return false;
-    inline_into(p, k, rs[0]);
+    inline_into(p, k, rs[0], pm.faulty());
     erase_kernel(p, k);
     pm.finished();
     return true;
@@ -145,7 +150,7 @@ void fuse_epilogues(Plan& p, PassManager& pm) {
     for (const Expr* ld : loads)  // the reader must take element i of P for its element i
       if (ld->buf == P.out && !is_identity_index(*ld)) return false;
     if (!pm.request("fuse-epilogue", C.name + " into " + P.name, merged_nodes(P, C))) return false;
-    inline_into(p, k, rs[0]);
+    inline_into(p, k, rs[0], pm.faulty());
     erase_kernel(p, k);
     pm.finished();
     return true;

@@ -27,6 +27,10 @@ class PassManager {
   int applied_count() const;
   // Called after each applied application (IR verifier, IR dump); may throw.
   std::function<void(const PassRecord&)> after_each;
+  // Test aid (--inject-fault pass:N): application N carries a planted bug.
+  int fault_at = -1;
+  // Whether the application just granted is the one with the planted bug.
+  bool faulty() const { return fault_at > 0 && !log_.empty() && log_.back().applied && log_.back().number == fault_at; }
 
  private:
   int limit_;

@@ -7,6 +7,7 @@
 #include "kernel/lower.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
+#include "verify/faults.h"
 
 namespace lockstep {
 
@@ -79,6 +80,8 @@ void verify_plan(const Plan& p) {
 PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,
                             const std::vector<const RefTensor*>& values) {
   PassManager pm(opts.pass_limit);
+  Fault fault = parse_fault(opts.fault);
+  if (fault.kind == Fault::Pass) pm.fault_at = fault.pass;
   Graph g = input;
   Plan* plan = nullptr;
   pm.after_each = [&](const PassRecord& r) {
@@ -106,6 +109,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   fuse_elementwise(result.plan, pm);
   remove_dead_kernels(result.plan);
   verify_plan(result.plan);
+  plant_kernel_fault(result.plan, fault);  // after the passes, so every target prints it
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
   result.log = pm.log();
   return result;

@@ -15,6 +15,7 @@ struct PipelineOptions {
   int pass_limit = -1;        // apply only pass applications 1..N; -1: all
   bool verify_each = false;   // run the IR verifiers after every application
   std::string dump_ir_dir;    // write the IR after each pass here when set
+  std::string fault;          // test aid: CompileOptions::fault (kernel:NODE, pass:N act here)
 };
 
 struct PipelineResult {

@@ -115,7 +115,24 @@ std::string cache_dir() {
   return (base / "lockstep" / "cpu").string();
 }
 
+namespace {
+std::shared_ptr<Module> load_by_content(const std::string& source, const CompilerOptions& opts);
+}  // namespace
+
+// The planted bug of --inject-fault cache-by-name: one slot for every program, so the first
+// module loaded is handed to every later compile in the process (held, as a real cache would).
 std::shared_ptr<Module> load_module(const std::string& source, const CompilerOptions& opts) {
+  if (!opts.key_by_name || !opts.use_cache) return load_by_content(source, opts);
+  static std::mutex mu;
+  static std::shared_ptr<Module> by_name;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!by_name) by_name = load_by_content(source, opts);
+  return by_name;
+}
+
+namespace {
+
+std::shared_ptr<Module> load_by_content(const std::string& source, const CompilerOptions& opts) {
   static std::mutex mu;
   // Keyed by content, never by name. Modules stay loaded for the process (RTLD_NODELETE), so
   // a key is opened at most once: dlopen would hand back the first mapping of a path anyway.
@@ -146,5 +163,7 @@ std::shared_ptr<Module> load_module(const std::string& source, const CompilerOpt
   if (opts.use_cache) loaded[key] = m;
   return m;
 }
+
+}  // namespace
 
 }  // namespace lockstep::cpu

@@ -19,6 +19,7 @@ struct Module {
 
 struct CompilerOptions {
   bool use_cache = true;  // --no-cache: neither read nor write the disk cache
+  bool key_by_name = false;  // test aid (--inject-fault cache-by-name): in-process cache keyed by a fixed name
 };
 
 // Compiles (or finds in a cache) and loads `source`. Throws Error with the compiler's

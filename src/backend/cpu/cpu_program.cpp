@@ -2,13 +2,18 @@
 // that runs the kernels in order over one arena of temporaries.
 #include "backend/cpu/cpu_program.h"
 
+#include <dlfcn.h>
+
 #include <cstring>
+#include <functional>
 
 #include "backend/cpu/cpu_compiler.h"
 #include "codegen/cpu_printer.h"
 #include "core/error.h"
+#include "core/sha256.h"
 #include "passes/pipeline.h"
 #include "runtime/memory_plan.h"
+#include "verify/faults.h"
 
 namespace lockstep::cpu {
 
@@ -70,7 +75,7 @@ class CpuProgram : public Program {
   // loaded module already is for exactly these.
   void specialise(const std::vector<TypeInfo>& types, const std::vector<std::optional<RefTensor>>& values) {
     if (module_ && same_types(types, types_) && same_values(values, values_)) return;
-    PipelineOptions po{opts_.pass_limit, opts_.verify_each, opts_.dump_ir_dir};
+    PipelineOptions po{opts_.pass_limit, opts_.verify_each, opts_.dump_ir_dir, opts_.fault};
     std::vector<const RefTensor*> vp;
     for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
     PipelineResult r = run_pipeline(graph_, types, po, vp);
@@ -78,13 +83,44 @@ class CpuProgram : public Program {
     log_ = std::move(r.log);
     mem_ = plan_memory(plan_);
     if (opts_.checked) check_memory_plan(plan_, mem_);
-    module_ = load_module(codegen::cpu_program_source(plan_), CompilerOptions{opts_.use_cache});
-    if (module_->kernels.size() != plan_.kernels.size()) throw Error("internal: cpu module kernel count mismatch");
+    Fault fault = parse_fault(opts_.fault);
+    module_ = load_module(codegen::cpu_program_source(plan_), CompilerOptions{opts_.use_cache, fault.kind == Fault::CacheByName});
+    check_module_fits();
+    upload_constants(fault);
     types_ = types;
     values_ = values;
   }
 
   std::vector<Tensor> run(const TensorMap& inputs) override {
+    return execute(inputs, nullptr);
+  }
+
+  std::vector<GroupValue> run_capture(const TensorMap& inputs) override {
+    std::vector<GroupValue> groups;
+    execute(inputs, [&](int k, void* data) {
+      const kir::Kernel& kern = plan_.kernels[k];
+      const kir::Buffer& buf = plan_.buffers[kern.out];
+      Tensor t(buf.dtype, buf.shape);
+      std::memcpy(t.bytes.data(), data, t.bytes.size());
+      groups.push_back({kern.name, kern.nodes, buf.name, std::move(t)});
+    });
+    return groups;
+  }
+
+  std::vector<ConstantCheck> check_constants() override {
+    std::vector<ConstantCheck> checks;
+    for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+      const kir::Buffer& buf = plan_.buffers[b];
+      if (buf.kind != kir::Buffer::Constant) continue;
+      checks.push_back({buf.name, sha256_hex(buf.data->bytes.data(), buf.data->bytes.size()),
+                        sha256_hex(resident_[b].data(), resident_[b].size())});
+    }
+    return checks;
+  }
+
+ private:
+  // Runs every kernel; `after` sees each kernel's output right after it ran.
+  std::vector<Tensor> execute(const TensorMap& inputs, const std::function<void(int, void*)>& after) {
     prepare(inputs);
     module_->set_threads(opts_.threads);
     std::vector<void*> bufs(plan_.buffers.size(), nullptr);
@@ -95,7 +131,7 @@ class CpuProgram : public Program {
       const kir::Buffer& buf = plan_.buffers[b];
       if (buf.kind == kir::Buffer::Input)
         bufs[b] = const_cast<uint8_t*>(inputs.at(graph_.values[graph_.inputs[buf.io_index]].name).bytes.data());
-      else if (buf.kind == kir::Buffer::Constant) bufs[b] = const_cast<uint8_t*>(buf.data->bytes.data());
+      else if (buf.kind == kir::Buffer::Constant) bufs[b] = resident_[b].data();
       else if (mem_.offset[b] >= 0) bufs[b] = arena.data() + mem_.offset[b];
     }
     for (int b : plan_.outputs) {
@@ -103,12 +139,62 @@ class CpuProgram : public Program {
       bufs[b] = outs.back().data();
     }
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
-      module_->kernels[k](bufs.data());
+      run_kernel(static_cast<int>(k), bufs);
+      if (after) after(static_cast<int>(k), bufs[plan_.kernels[k].out]);
       if (opts_.checked) poison_dead(static_cast<int>(k), bufs);
     }
     return collect(outs, arena);
   }
 
+  // One kernel, with the planted runtime faults: uninit:NODE keeps the old bytes of the second
+  // half of its output; staging-reuse overwrites a constant once its first reader ran.
+  void run_kernel(int k, std::vector<void*>& bufs) {
+    std::vector<uint8_t> kept;
+    size_t bytes = plan_.buffers[plan_.kernels[k].out].bytes(), half = bytes / 2;
+    auto* out = static_cast<uint8_t*>(bufs[plan_.kernels[k].out]);
+    if (k == uninit_kernel_) kept.assign(out + half, out + bytes);
+    module_->kernels[k](bufs.data());
+    if (k == uninit_kernel_) std::memcpy(out + half, kept.data(), kept.size());
+    if (k == staging_reader_) std::memcpy(resident_[staging_victim_].data(), staging_bytes_.data(), staging_bytes_.size());
+  }
+
+  // The module must be the one built for this plan: a wrong one would index past buffers.
+  void check_module_fits() {
+    auto sizes = reinterpret_cast<const long long*>(dlsym(module_->handle, "ls_buffer_bytes"));
+    auto count = reinterpret_cast<const int*>(dlsym(module_->handle, "ls_buffer_count"));
+    bool fits = sizes && count && *count == static_cast<int>(plan_.buffers.size()) &&
+                module_->kernels.size() == plan_.kernels.size();
+    for (size_t b = 0; fits && b < plan_.buffers.size(); ++b)
+      fits = sizes[b] == static_cast<long long>(plan_.buffers[b].bytes());
+    if (!fits)
+      throw Error("cpu: the module cache returned a module built for a different program (" +
+                  std::to_string(module_->kernels.size()) + " kernels, this plan has " +
+                  std::to_string(plan_.kernels.size()) + "): a stale cache entry");
+  }
+
+  // Constants are copied once to where kernels read them, as a GPU uploads them; check_constants
+  // compares that copy with the host bytes.
+  void upload_constants(const Fault& fault) {
+    resident_.assign(plan_.buffers.size(), {});
+    for (size_t b = 0; b < plan_.buffers.size(); ++b)
+      if (plan_.buffers[b].kind == kir::Buffer::Constant) resident_[b] = plan_.buffers[b].data->bytes;
+    uninit_kernel_ = uninit_kernel(plan_, fault);
+    staging_victim_ = staging_reader_ = -1;
+    if (fault.kind != Fault::StagingReuse || (staging_victim_ = staging_victim(plan_)) < 0) return;
+    for (size_t k = 0; k < plan_.kernels.size() && staging_reader_ < 0; ++k)
+      for (int b : kir::kernel_inputs(plan_.kernels[k]))
+        if (b == staging_victim_) staging_reader_ = static_cast<int>(k);
+    // The slot's next upload: the following constant's bytes, repeated to the victim's size.
+    std::vector<uint8_t> next;
+    for (size_t d = 1; d < plan_.buffers.size() && next.empty(); ++d) {
+      size_t b = (staging_victim_ + d) % plan_.buffers.size();
+      if (plan_.buffers[b].kind == kir::Buffer::Constant && plan_.buffers[b].bytes() > 0) next = resident_[b];
+    }
+    staging_bytes_.assign(resident_[staging_victim_].size(), 0);
+    for (size_t i = 0; !next.empty() && i < staging_bytes_.size(); ++i) staging_bytes_[i] = next[i % next.size()];
+  }
+
+ public:
   std::vector<std::string> pass_log() const override {
     std::vector<std::string> lines;
     for (const PassRecord& r : log_) lines.push_back(format_record(r));
@@ -153,6 +239,9 @@ class CpuProgram : public Program {
   std::vector<PassRecord> log_;
   MemoryPlan mem_;
   std::shared_ptr<Module> module_;
+  std::vector<std::vector<uint8_t>> resident_;  // per buffer: a constant's copy kernels read
+  int uninit_kernel_ = -1, staging_victim_ = -1, staging_reader_ = -1;
+  std::vector<uint8_t> staging_bytes_;
 };
 
 }  // namespace

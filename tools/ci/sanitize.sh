@@ -8,4 +8,8 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTE
 cmake --build "$build" -j"${JOBS:-2}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$build" --output-on-failure -j"${JOBS:-2}" -LE heavy
+# The repeat-compile, pass-walk and 128-channel decoder runs are left to the plain suite: under
+# ASan they mostly time the system compiler and the float64 interpreter (~9 of 18 minutes),
+# and the code paths they reach run here through the other VITS, harness and conformance tests.
+ctest --test-dir "$build" --output-on-failure -j"${JOBS:-2}" -LE heavy \
+  -E 'CpuVits\.(EveryPassLimit|Decoder128|BytesIdentical|CompileACompileB)'

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <set>
 
+#include "backend/cuda/cuda_device.h"
 #include "verify/conformance.h"
 
 namespace lockstep {
@@ -37,6 +38,33 @@ TEST(Conformance, EverySupportedCasePassesOnRef) {
   for (const CaseResult& r : results) {
     if (kExpectedUnsupported.count(r.name)) {
       EXPECT_EQ(r.status, CaseResult::Unsupported) << r.name << ": " << r.detail;
+      continue;
+    }
+    EXPECT_EQ(r.status, CaseResult::Passed) << r.name << ": " << r.detail;
+  }
+}
+
+// Cases the shared compiler pipeline rejects today on every compiled target (cpu and cuda
+// alike): an internal error in the kernel-IR verifier, not a CUDA problem.
+const std::set<std::string> kPipelineFailures = {
+    "test_group_normalization_epsilon_expanded", "test_group_normalization_example_expanded",
+    "test_mvn_expanded", "test_mvn_expanded_ver18",
+};
+
+// The same cases compiled for the GPU: every case ref passes must pass on cuda too.
+TEST(Conformance, EverySupportedCasePassesOnCuda) {
+  std::string why = cuda::unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << "conformance not run on cuda: " << why;
+  auto results = run_conformance(LOCKSTEP_TEST_DATA "/onnx-node", "cuda");
+  print_scoreboard(std::cout, results);
+  ASSERT_GE(results.size(), 300u);
+  for (const CaseResult& r : results) {
+    if (kExpectedUnsupported.count(r.name)) {
+      EXPECT_EQ(r.status, CaseResult::Unsupported) << r.name << ": " << r.detail;
+      continue;
+    }
+    if (kPipelineFailures.count(r.name) && r.status == CaseResult::Failed) {
+      EXPECT_NE(r.detail.find("reduction vars do not follow"), std::string::npos) << r.name << ": " << r.detail;
       continue;
     }
     EXPECT_EQ(r.status, CaseResult::Passed) << r.name << ": " << r.detail;

@@ -66,7 +66,7 @@ class CudaProgram : public Program {
 
   std::vector<Tensor> run(const TensorMap& inputs) override {
     start(inputs);
-    if (opts_.cuda_graph) replay();
+    if (opts_.cuda_graph && (opts_.checked || has_launches())) replay();  // an empty graph is not worth capturing
     else enqueue_plan(false);
     return read_outputs();
   }
@@ -178,8 +178,8 @@ class CudaProgram : public Program {
 
   void guard_regions() {
     for (const DeviceLayout::Region& r : layout_.regions) {
-      check(api().cuMemsetD8Async(base() + r.at - layout_.guard, kSentinel, layout_.guard, stream_), "cuMemsetD8Async");
-      check(api().cuMemsetD8Async(base() + r.at + r.bytes, kSentinel, layout_.guard, stream_), "cuMemsetD8Async");
+      fill(base() + r.at - layout_.guard, kSentinel, static_cast<size_t>(layout_.guard));
+      fill(base() + r.at + r.bytes, kSentinel, static_cast<size_t>(layout_.guard));
     }
   }
 
@@ -216,9 +216,8 @@ class CudaProgram : public Program {
   // their last reader). With `capture`, each group's output is read back after its kernel.
   void enqueue_plan(bool capture) {
     if (opts_.checked) {
-      check(api().cuMemsetD8Async(base() + layout_.arena_at, kPoison, layout_.arena_bytes, stream_), "cuMemsetD8Async");
-      for (int b : plan_.outputs)
-        check(api().cuMemsetD8Async(address(b), kPoison, plan_.buffers[b].bytes(), stream_), "cuMemsetD8Async");
+      fill(base() + layout_.arena_at, kPoison, static_cast<size_t>(layout_.arena_bytes));
+      for (int b : plan_.outputs) fill(address(b), kPoison, plan_.buffers[b].bytes());
     }
     for (size_t k = 0; k < launches_.size(); ++k) {
       Launch& l = launches_[k];
@@ -243,7 +242,11 @@ class CudaProgram : public Program {
   void poison_dead(int k) {
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       if (plan_.buffers[b].kind == kir::Buffer::Temp && mem_.offset[b] >= 0 && mem_.last[b] == k)
-        check(api().cuMemsetD8Async(address(b), kPoison, plan_.buffers[b].bytes(), stream_), "cuMemsetD8Async");
+        fill(address(b), kPoison, plan_.buffers[b].bytes());
+  }
+
+  void fill(CUdeviceptr at, unsigned char byte, size_t bytes) {
+    if (bytes) check(api().cuMemsetD8Async(at, byte, bytes, stream_), "cuMemsetD8Async");
   }
 
   // The whole plan captured once per compiled shape, then replayed.
@@ -272,7 +275,8 @@ class CudaProgram : public Program {
     for (int b : plan_.outputs) {
       const kir::Buffer& buf = plan_.buffers[b];
       outs.emplace_back(buf.dtype, buf.shape);
-      check(api().cuMemcpyDtoHAsync(outs.back().bytes.data(), address(b), buf.bytes(), stream_), "cuMemcpyDtoHAsync");
+      if (buf.bytes())
+        check(api().cuMemcpyDtoHAsync(outs.back().bytes.data(), address(b), buf.bytes(), stream_), "cuMemcpyDtoHAsync");
     }
     check(api().cuStreamSynchronize(stream_), "cuStreamSynchronize (running the plan)");  // before the host reads
     if (opts_.checked) check_guards();
@@ -307,6 +311,12 @@ class CudaProgram : public Program {
     block_.reset();
     launches_.clear();
     module_.reset();
+  }
+
+  bool has_launches() const {
+    for (const Launch& l : launches_)
+      if (!l.empty) return true;
+    return false;
   }
 
   const Driver& api() const { return dev_->api(); }

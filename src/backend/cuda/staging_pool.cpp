@@ -1,25 +1,12 @@
 #include "backend/cuda/staging_pool.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 
 #include "backend/cuda/cuda_device.h"
 #include "core/error.h"
 
 namespace lockstep::cuda {
-
-// Holds a stream (through a host function) until opened.
-struct StagingPool::Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
-  static void wait(void* p) {
-    auto* g = static_cast<Gate*>(p);
-    std::unique_lock<std::mutex> lock(g->mu);
-    g->cv.wait(lock, [g] { return g->open; });
-  }
-};
 
 StagingPool::StagingPool(const Device& d, int slots, size_t slot_bytes) : dev_(d), slot_bytes_(slot_bytes) {
   if (slots < 1 || slot_bytes < 1) throw Error("cuda: the staging pool needs at least one slot of at least one byte");
@@ -40,10 +27,7 @@ void StagingPool::begin(CUstream stream, bool skip_wait) {
   session_ = std::unique_lock<std::mutex>(mu_);
   stream_ = stream;
   skip_wait_ = skip_wait;
-  if (skip_wait_) {
-    gate_ = new Gate;
-    check(dev_.api().cuLaunchHostFunc(stream_, &Gate::wait, gate_), "cuLaunchHostFunc");
-  }
+  late_.clear();
 }
 
 void StagingPool::upload(CUdeviceptr dst, const void* src, size_t bytes) {
@@ -65,24 +49,24 @@ void StagingPool::upload(CUdeviceptr dst, const void* src, size_t bytes) {
       }
     }
     std::memcpy(s.host, from + at, len);
-    check(api.cuMemcpyHtoDAsync(dst + at, s.host, len, stream_), "cuMemcpyHtoDAsync");
-    check(api.cuEventRecord(s.done, stream_), "cuEventRecord");
     s.used = true;
     ++stats_.chunks;
+    if (skip_wait_) {
+      late_.push_back({dst + at, static_cast<size_t>(&s - slots_.data()), len});
+      continue;
+    }
+    check(api.cuMemcpyHtoDAsync(dst + at, s.host, len, stream_), "cuMemcpyHtoDAsync");
+    check(api.cuEventRecord(s.done, stream_), "cuEventRecord");
   }
 }
 
 void StagingPool::end() {
-  if (gate_) {
-    {
-      std::lock_guard<std::mutex> lock(gate_->mu);
-      gate_->open = true;
-    }
-    gate_->cv.notify_all();
-    dev_.api().cuStreamSynchronize(stream_);  // the host function has returned: the gate can go
-    delete gate_;
-    gate_ = nullptr;
+  const Driver& api = dev_.api();
+  for (const Pending& p : late_) {  // the fault: each copy reads whatever its slot holds now
+    api.cuMemcpyHtoDAsync(p.dst, slots_[p.slot].host, p.bytes, stream_);
+    api.cuEventRecord(slots_[p.slot].done, stream_);
   }
+  late_.clear();
   stream_ = nullptr;
   session_.unlock();
 }

@@ -26,8 +26,9 @@ class StagingPool {
   size_t slot_bytes() const { return slot_bytes_; }
 
   // Everything uploaded between begin() and end() on `stream`. With `skip_wait` (the fault),
-  // slots are rewritten without waiting, and the stream is held until end() so that every
-  // copy reads its slot after the rewrite: the race is lost every time, not now and then.
+  // slots are rewritten without waiting and every copy is issued only at end(), after the
+  // ring wrapped: the race is lost every time, not now and then (a stream held back instead
+  // would deadlock once its queue fills).
   void begin(CUstream stream, bool skip_wait);
   void upload(CUdeviceptr dst, const void* src, size_t bytes);
   void end();
@@ -46,7 +47,10 @@ class StagingPool {
     CUevent done = nullptr;  // recorded after the copy that reads `host`
     bool used = false;
   };
-  struct Gate;
+  struct Pending {
+    CUdeviceptr dst;
+    size_t slot, bytes;
+  };
 
   const Device& dev_;
   size_t slot_bytes_;
@@ -57,7 +61,7 @@ class StagingPool {
   std::unique_lock<std::mutex> session_;
   CUstream stream_ = nullptr;
   bool skip_wait_ = false;
-  Gate* gate_ = nullptr;
+  std::vector<Pending> late_;  // the fault's copies, issued at end()
 };
 
 }  // namespace lockstep::cuda

@@ -33,7 +33,8 @@ extern const char* const kFaultHelp;
 
 // --- Planting, shared by every target. ---
 
-// The first kernel (in execution order) that computes `node`, or -1.
+// The first kernel (in execution order) that computes `node` and writes a graph value, else
+// the first that computes it at all (a helper such as a padded copy), or -1.
 int kernel_of_node(const kir::Plan& p, const std::string& node);
 
 // The load with its index along the last axis of extent > 1 moved by +1 (clamped, so it

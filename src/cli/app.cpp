@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   add("compile", "Compile a model for a target; optionally write the generated source", add_compile);
   add("conformance", "Run a folder of ONNX backend-test cases and print a scoreboard by op",
       add_conformance);
+  add("check", "Check targets against the reference and for determinism (exit 0 only if all agree)",
+      add_check);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

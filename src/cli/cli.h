@@ -2,6 +2,12 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/inputs.h"
+#include "graph/graph.h"
+#include "verify/check.h"
 
 namespace lockstep::cli {
 
@@ -16,6 +22,24 @@ Action add_info(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_conformance(CLI::App& app);
 Action add_compile(CLI::App& app);
+Action add_check(CLI::App& app);
+Action add_bisect(CLI::App& app);
+Action add_reduce(CLI::App& app);
+
+// --- Shared by check, bisect and reduce (cmd_check.cpp). ---
+// A model file, or a folder in ONNX's backend-test layout (model.onnx, test_data_set_0/
+// input_K.pb for the K-th graph input), with its inputs and the arguments that recreate them.
+struct VerifySubject {
+  Graph graph;
+  TensorMap inputs;
+  std::vector<std::string> model_args;  // model and input flags, for fresh processes
+  std::string command;                  // this process's command line
+};
+VerifySubject load_subject(const std::string& model, const InputSpec& spec);
+std::vector<std::string> split_targets(const std::string& list);
+Tolerances parse_tolerances(const std::vector<std::string>& texts, const Graph& g);
+std::string self_binary();  // this executable, for fresh processes
+extern const char* const kMetricsHelp;
 
 int main(int argc, char** argv);
 

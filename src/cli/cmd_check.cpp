@@ -1,0 +1,183 @@
+// `lockstep check`: does a target agree with the reference, and with itself across runs,
+// compiles and processes? Also the model loading that bisect and reduce share.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "cli/compile_options.h"
+#include "core/error.h"
+#include "frontend/onnx_import.h"
+#include "verify/check.h"
+#include "verify/faults.h"
+#include "verify/parity.h"
+
+namespace lockstep::cli {
+
+namespace fs = std::filesystem;
+
+const char* const kMetricsHelp =
+    "Metrics, per output, against the reference (float64 interpreter `ref` by default), in\n"
+    "float64 over finite positions:\n"
+    "  cosine           a.r / (|a| |r|)                       agree: >= 0.99999\n"
+    "  rel_l2           |a - r| / |r|                          agree: <= 1e-4\n"
+    "  max|d| at        largest |a - r| and its flat index\n"
+    "  rms(d)/rms(ref)  RMS of the difference over RMS of the reference\n"
+    "  nan/inf          positions where NaN/Inf differ from the reference (agree: 0)\n"
+    "--tol [OUTPUT:]cosine=X,rel_l2=Y overrides the bounds for one output or all.";
+
+namespace {
+
+// Reads /proc/self/cmdline: the command exactly as run, for reports and READMEs.
+std::string own_command() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), s;
+  for (char c : all) s += c ? c : ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::vector<std::string> input_args(const InputSpec& spec) {
+  std::vector<std::string> a;
+  for (const std::string& f : spec.files) a.push_back("--input=" + f);
+  for (const std::string& d : spec.dims) a.push_back("--dim=" + d);
+  if (spec.seed != 0) a.push_back("--seed=" + std::to_string(spec.seed));
+  if (!spec.seed_inputs.empty()) a.push_back("--seed-inputs=" + spec.seed_inputs);
+  return a;
+}
+
+bool given(const InputSpec& spec, const std::string& name) {
+  for (const std::string& f : spec.files)
+    if (f.rfind(name + "=", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string self_binary() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+VerifySubject load_subject(const std::string& model, const InputSpec& spec) {
+  VerifySubject s;
+  bool bundle = fs::is_directory(model);
+  std::string file = bundle ? (fs::path(model) / "model.onnx").string() : model;
+  if (bundle && !fs::exists(file)) throw Error("'" + model + "' is a folder without model.onnx");
+  s.graph = load_quietly([&] { return load_onnx(file); });
+  s.inputs = make_inputs(s.graph, spec);
+  if (bundle) {  // ONNX backend-test layout: input_K.pb is the K-th graph input
+    fs::path set = fs::path(model) / "test_data_set_0";
+    for (size_t k = 0; k < s.graph.inputs.size(); ++k) {
+      fs::path pb = set / ("input_" + std::to_string(k) + ".pb");
+      const std::string& name = s.graph.values[s.graph.inputs[k]].name;
+      if (fs::exists(pb) && !given(spec, name)) s.inputs[name] = load_tensor_pb(pb.string());
+    }
+  }
+  s.model_args = {model};
+  for (const std::string& a : input_args(spec)) s.model_args.push_back(a);
+  s.command = own_command();
+  return s;
+}
+
+std::vector<std::string> split_targets(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string t;
+  auto known = known_targets();
+  while (std::getline(ss, t, ',')) {
+    if (std::find(known.begin(), known.end(), t) == known.end())
+      throw Error("unknown target '" + t + "' (known: ref, cpu, cuda, opencl, metal)");
+    out.push_back(t);
+  }
+  if (out.empty()) throw Error("--targets: give at least one target");
+  return out;
+}
+
+Tolerances parse_tolerances(const std::vector<std::string>& texts, const Graph& g) {
+  std::vector<std::string> outputs;
+  for (int v : g.outputs) outputs.push_back(g.values[v].name);
+  Tolerances t;
+  for (const std::string& text : texts) parse_tolerance(text, outputs, t);
+  return t;
+}
+
+namespace {
+
+struct CheckFlags {
+  std::string model, targets = "cpu", ref = "ref", aba, json, html;
+  InputSpec inputs;
+  CompileFlags compile;
+  std::vector<std::string> tol;
+  int fresh = 2, repeat = 2;
+  bool sha_only = false;
+};
+
+// --sha-only: what a fresh process reports back to the check that started it.
+int sha_only(const CheckFlags& f, const VerifySubject& s) {
+  auto p = compile(s.graph, split_targets(f.targets).front(), f.compile.options);
+  std::vector<Tensor> outs = p->run(s.inputs);
+  for (size_t k = 0; k < outs.size(); ++k)
+    std::cout << s.graph.values[s.graph.outputs[k]].name << " sha256=" << tensor_sha256(outs[k]) << "\n";
+  return kExitOk;
+}
+
+int check(const CheckFlags& f) {
+  VerifySubject s = load_subject(f.model, f.inputs);
+  if (f.sha_only) return sha_only(f, s);  // a fault's node may lie outside B of A-B-A
+  check_fault_applies(f.compile.options.fault, s.graph);
+  CheckOptions o;
+  o.targets = split_targets(f.targets);
+  o.ref = f.ref;
+  o.compile = f.compile.options;
+  o.tol = parse_tolerances(f.tol, s.graph);
+  o.fresh = f.fresh;
+  o.repeat = f.repeat;
+  o.process = {self_binary(), s.model_args};
+  VerifySubject b;
+  if (!f.aba.empty()) {
+    b = load_subject(f.aba, f.inputs);
+    o.aba = &b.graph;
+    o.aba_inputs = b.inputs;
+  }
+  Report r = run_check(s.graph, s.inputs, o);
+  r.command = s.command;
+  r.model = f.model;
+  print_report(std::cout, r);
+  write_reports(r, f.json, f.html);
+  return r.agree ? kExitOk : kExitMismatch;
+}
+
+}  // namespace
+
+Action add_check(CLI::App& app) {
+  auto f = std::make_shared<CheckFlags>();
+  app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
+  app.add_option("--targets", f->targets, "Comma-separated targets to check (cpu, cuda, ...)")->capture_default_str();
+  app.add_option("--ref", f->ref, "The oracle: `ref` (float64 interpreter) or another target")->capture_default_str();
+  add_input_flags(app, f->inputs);
+  app.add_option("--fresh", f->fresh, "Fresh processes whose output SHA-256 must match")->capture_default_str();
+  app.add_option("--repeat", f->repeat, "In-process compiles whose output SHA-256 must match")->capture_default_str();
+  app.add_option("--aba", f->aba, "B of the A-B-A compile sequence (default: A cut at its middle node)");
+  app.add_option("--tol", f->tol, "[OUTPUT:]cosine=X,rel_l2=Y: tolerance for one output or all (repeatable)");
+  app.add_option("--json", f->json, "Write the report as JSON to this file");
+  app.add_option("--html", f->html, "Write a self-contained HTML report (inline SVG) to this file");
+  app.add_flag("--sha-only", f->sha_only, "Only print each output's SHA-256 (what fresh processes report)");
+  add_compile_flags(app, f->compile);
+  app.footer(std::string(kMetricsHelp) +
+             "\n\nDeterminism, per target, by SHA-256 of the output bytes: a second run of the same\n"
+             "program; --repeat compiles in this process; a compile with the cache toggled; --fresh\n"
+             "processes (this binary, `check --sha-only`); A-B-A: compile B, then A again (A must not\n"
+             "change) with B's result equal to B compiled in a fresh process; constants as resident on\n"
+             "the target against the host bytes. Progress goes to stderr.\n\n"
+             "Exit status: 0 every output agrees and every determinism check holds, 1 something\n"
+             "disagrees (or a target failed), 2 bad model, input, option or file.");
+  return [f] { return check(*f); };
+}
+
+}  // namespace lockstep::cli

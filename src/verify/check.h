@@ -1,0 +1,133 @@
+// `lockstep check`: each target's outputs against the reference (CONTEXT.md's "agree"), then
+// determinism: run to run, in-process compiles, cache off, fresh processes, A-B-A. Also the
+// pieces `bisect` and `reduce` share: the compile-counting Session, the reference values,
+// tolerances and fresh-process hashes.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/bind.h"
+#include "runtime/program.h"
+#include "verify/report.h"
+
+namespace lockstep {
+
+// Per-output tolerances: defaults from CONTEXT.md, overridable for one output or all.
+struct Tolerances {
+  Tolerance all;
+  std::map<std::string, Tolerance> per_output;
+  const Tolerance& of(const std::string& output) const;
+};
+// "[OUTPUT:]cosine=X[,rel_l2=Y]"; throws Error for a malformed text or unknown output.
+void parse_tolerance(const std::string& text, const std::vector<std::string>& outputs, Tolerances& t);
+
+// How to run the same check in a fresh process: `binary check MODEL_ARGS... COMPILE_ARGS...`.
+struct FreshProcess {
+  std::string binary;                    // the lockstep executable
+  std::vector<std::string> model_args;   // the model and its input flags
+};
+// The command-line flags that recreate `o` (threads, pass limit, cache, checked, fault, GPU).
+std::vector<std::string> compile_args(const CompileOptions& o);
+// SHA-256 of each output of `target` in a fresh process (`check --sha-only`). Throws Error
+// with the process's message when it fails.
+std::vector<std::string> fresh_process_sha256(const FreshProcess& p, const std::string& target,
+                                              const CompileOptions& o);
+
+// One target under test: every compile goes through here and is counted.
+class Session {
+ public:
+  Session(std::string target, CompileOptions opts, std::string ref = "ref");
+  const std::string& target() const { return target_; }
+  const std::string& ref() const { return ref_; }
+  const CompileOptions& options() const { return opts_; }
+  // A fresh Program of `g` on the target, compiled for `inputs` now (so the count is honest).
+  std::unique_ptr<Program> compile(const Graph& g, const TensorMap& inputs, const CompileOptions& o);
+  std::unique_ptr<Program> compile(const Graph& g, const TensorMap& inputs) { return compile(g, inputs, opts_); }
+  int compiles() const { return compiles_; }
+  void count_compile() { ++compiles_; }  // a compile made in another process
+  // A progress line on stderr ("[bisect 12.3s] ...").
+  void progress(const std::string& what) const;
+
+ private:
+  std::string target_, ref_;
+  CompileOptions opts_;
+  int compiles_ = 0;
+  double start_;
+};
+
+// The reference's outputs: the float64 interpreter for "ref", else another target's (run
+// without the fault). Each value the reference computes is passed to `on_value` by name
+// ("ref": every node output; a target: every fusion-group output).
+std::vector<RefTensor> reference_run(const Graph& g, const TensorMap& inputs, const std::string& ref,
+                                     const CompileOptions& o,
+                                     const std::function<void(const std::string&, const RefTensor&)>& on_value = {});
+
+// Position of each ONNX node id ("name", or "Op#index" for unnamed nodes) in g's order.
+std::map<std::string, int> node_positions(const Graph& g);
+std::string node_id(const Graph& g, int n);
+
+// Compares a program's captured fusion groups with the reference's values of the same graph
+// values as the reference computes them (nothing float64 is kept).
+class GroupTracer {
+ public:
+  GroupTracer(const Graph& g, std::string target, std::vector<Program::GroupValue> caps, Tolerance tol,
+              bool keep_reference = false);
+  void on_value(const std::string& name, const RefTensor& ref);
+  // Compared groups in execution order (groups holding no graph value are left out).
+  std::vector<TracePoint> points() const;
+  // Index into caps() of the first compared group that disagrees, or -1.
+  int first_bad() const;
+  const std::vector<Program::GroupValue>& caps() const { return caps_; }
+  // keep_reference: the reference's value of every captured graph value (and every small
+  // one, such as folded shapes), in the model's dtype.
+  const TensorMap& reference() const { return kept_; }
+
+ private:
+  std::string target_;
+  std::vector<Program::GroupValue> caps_;
+  std::vector<TracePoint> points_;
+  std::vector<bool> compared_;
+  std::map<std::string, std::vector<int>> by_value_;
+  Tolerance tol_;
+  bool keep_;
+  TensorMap kept_;
+};
+
+// --- Determinism stages, shared by check and bisect --by stage. `sha` is the SHA-256 of each
+// output of the first run; each stage compiles through the Session, so compiles are counted.
+std::vector<std::string> output_sha256(const std::vector<Tensor>& outs);
+// Constants as resident on the target against the host bytes; `changed` gets their names.
+StageRow stage_constants(const std::string& target, Program& p, const std::string& when,
+                         std::vector<std::string>* changed = nullptr);
+StageRow stage_repeat(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha, int compiles);
+StageRow stage_cache(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha);
+StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha);
+// Compile B, then A again: A must not change, and B after A must equal B alone (a fresh
+// process when `p.binary` is set, else B compiled here with the cache off). `b` null: the
+// model cut at its middle node.
+StageRow stage_aba(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha,
+                   const Graph* b, const TensorMap& b_inputs, const FreshProcess& p);
+
+struct CheckOptions {
+  std::vector<std::string> targets{"cpu"};
+  std::string ref = "ref";
+  CompileOptions compile;
+  Tolerances tol;
+  int fresh = 2;    // fresh processes
+  int repeat = 2;   // in-process compiles (the first included)
+  const Graph* aba = nullptr;  // B of A-B-A; null: a prefix cut of the model at its middle node
+  TensorMap aba_inputs;
+  FreshProcess process;  // binary empty: no fresh-process checks
+  bool trace = true;     // capture fusion-group values for the error-along-the-graph plot
+};
+
+// Everything agrees -> report.agree. Target failures are rows, not exceptions.
+Report run_check(const Graph& g, const TensorMap& inputs, const CheckOptions& o);
+
+// The prefix cut `check` and `bisect` use as B of A-B-A when none is given.
+Graph default_aba_model(const Graph& g);
+
+}  // namespace lockstep

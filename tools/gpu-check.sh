@@ -109,7 +109,7 @@ row "plain launches vs cuda graph" "$st" "sha256 ${NOG:0:16}"
 for tool in memcheck racecheck; do
   f="$LOG/sanitizer_$tool.log"
   if [ ! -f "$f" ]; then row "compute-sanitizer $tool" "n/a" "compute-sanitizer not installed"; continue; fi
-  s=$(grep -m1 'ERROR SUMMARY' "$f" | sed 's/.*ERROR SUMMARY: //')
+  s=$(grep -m1 -E '(ERROR|RACECHECK) SUMMARY' "$f" | sed -E 's/.*(ERROR|RACECHECK) SUMMARY: //')
   if [ -z "$s" ]; then st=n/a; s="did not run: $(grep -m1 -iE 'error|not supported' "$f" | cut -c1-70)"
   elif [ "$(cli $tool 2)" = 0 ]; then st=pass; else st=FAIL; fi
   row "compute-sanitizer $tool" "$st" "$s ($(cli $tool 3)s)"

@@ -164,6 +164,15 @@ TEST(CudaStaging, ReuseFaultCorruptsAndVerifyConstantsCatchesIt) {
   }
 }
 
+// kernel:NODE is planted by the shared pipeline, so cuda carries it like cpu: the output moves.
+TEST(CudaFaults, KernelFaultChangesTheOutput) {
+  NEED_DEVICE();
+  SmallDecoder d;
+  CompileOptions o;
+  o.fault = "kernel:/dec/conv_pre/Conv";
+  EXPECT_NE(sha_of_run(d.g, d.in, o), sha_of_run(d.g, d.in, CompileOptions{}));
+}
+
 TEST(CudaGraph, ReplayGivesTheSameBytesAsPlainLaunches) {
   NEED_DEVICE();
   SmallDecoder d;
@@ -193,6 +202,15 @@ TEST(CudaCapture, LastGroupIsTheOutput) {
   ASSERT_GT(groups.size(), 50u);
   EXPECT_EQ(tensor_sha256(groups.back().data), tensor_sha256(out[0]));
   EXPECT_FALSE(groups.back().nodes.empty());
+}
+
+TEST(CudaTarget, RuntimeFaultsItCannotPlantAreUnsupported) {
+  std::string why;
+  if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not loadable: " << why;
+  SmallDecoder d;
+  CompileOptions o;
+  o.fault = "uninit:/dec/conv_pre/Conv";
+  EXPECT_THROW(compile(d.g, "cuda", o), Unsupported);
 }
 
 TEST(CudaTarget, WithoutADeviceRunSaysWhy) {

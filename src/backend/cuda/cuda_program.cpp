@@ -14,6 +14,7 @@
 #include "core/sha256.h"
 #include "passes/pipeline.h"
 #include "runtime/memory_plan.h"
+#include "verify/faults.h"
 
 namespace lockstep::cuda {
 
@@ -52,6 +53,11 @@ class CudaProgram : public Program {
   CudaProgram(const Graph& g, const CompileOptions& o) : graph_(g), opts_(o) {
     std::string why;
     if (!nvrtc(&why)) throw Error("target 'cuda' is unavailable: " + why);
+    Fault f = parse_fault(o.fault);
+    if (f.kind == Fault::Uninit || f.kind == Fault::CacheByName)
+      throw Unsupported("target 'cuda' cannot plant the fault '" + o.fault +
+                        "' (it plants staging-reuse, kernel:NODE and pass:N)");
+    reuse_fault_ = f.kind == Fault::StagingReuse;
     dev_ = Device::get(&why_no_device_);
   }
   ~CudaProgram() override { release(); }
@@ -123,6 +129,7 @@ class CudaProgram : public Program {
     po.pass_limit = opts_.pass_limit;
     po.verify_each = opts_.verify_each;
     po.dump_ir_dir = opts_.dump_ir_dir;
+    po.fault = opts_.fault;  // kernel:NODE and pass:N are planted by the shared pipeline
     std::vector<const RefTensor*> vp;
     for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
     PipelineResult r = run_pipeline(graph_, types, po, vp);
@@ -184,7 +191,7 @@ class CudaProgram : public Program {
   }
 
   void upload_constants() {
-    UploadBatch batch(staging(), stream_, opts_.fault == "staging-reuse");
+    UploadBatch batch(staging(), stream_, reuse_fault_);
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       if (plan_.buffers[b].kind == kir::Buffer::Constant)
         batch.upload(address(b), plan_.buffers[b].data->bytes.data(), plan_.buffers[b].bytes());
@@ -203,7 +210,7 @@ class CudaProgram : public Program {
     need_device();
     prepare(inputs);
     dev_->make_current();
-    UploadBatch batch(staging(), stream_, opts_.fault == "staging-reuse");
+    UploadBatch batch(staging(), stream_, reuse_fault_);
     for (size_t b = 0; b < plan_.buffers.size(); ++b) {
       const kir::Buffer& buf = plan_.buffers[b];
       if (buf.kind != kir::Buffer::Input) continue;
@@ -328,6 +335,7 @@ class CudaProgram : public Program {
   CompileOptions opts_;
   std::string name_ = "cuda";
   Device* dev_ = nullptr;
+  bool reuse_fault_ = false;  // the staging-reuse fault: uploads skip the slot wait
   std::string why_no_device_;
   std::vector<TypeInfo> types_;
   std::vector<std::optional<RefTensor>> values_;

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       add_conformance);
   add("check", "Check targets against the reference and for determinism (exit 0 only if all agree)",
       add_check);
+  add("bisect", "Find where a target diverges: runtime stage, ONNX node, pass application", add_bisect);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

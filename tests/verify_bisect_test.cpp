@@ -1,0 +1,184 @@
+// `lockstep bisect`: isolated subgraphs, and one `--by all` per planted fault class on the full
+// generated decoder naming the right stage, node or pass application within ceil(log2 n) + 3
+// compiles; no fault: agreement and exit 0.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/builder.h"
+#include "ref/interpreter.h"
+#include "runtime/program.h"
+#include "verify/bisect.h"
+#include "verify_cli.h"
+
+namespace lockstep {
+namespace {
+
+using namespace verify_test;
+
+Tensor row(const std::vector<float>& v) {
+  Tensor t(DType::f32, {1, static_cast<int64_t>(v.size())});
+  for (size_t k = 0; k < v.size(); ++k) t.data<float>()[k] = v[k];
+  return t;
+}
+
+// a = x * c; b = tanh(a); y = b + x.
+Graph chain() {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {dim(1), dim(3)});
+  int a = b.op("Mul", "mul", {x, b.initializer("c", row({2, 3, 4}))});
+  int t = b.op("Tanh", "tanh", {a});
+  b.output(b.op("Add", "add", {t, x}));
+  return b.finish();
+}
+
+TEST(VerifyBisect, IsolatedNodesReadOutsideValuesAsInputsAndKeepInitializers) {
+  Graph g = chain();
+  Tensor a = row({0.5f, -1, 2});
+  Isolated tanh = isolate(g, {1}, {{"mul_output_0", a}});
+  ASSERT_EQ(tanh.graph.nodes.size(), 1u);
+  ASSERT_EQ(tanh.graph.inputs.size(), 1u);
+  EXPECT_EQ(tanh.graph.values[tanh.graph.inputs[0]].name, "mul_output_0");
+  std::vector<RefTensor> out = run_reference(tanh.graph, tanh.inputs);
+  for (int k = 0; k < 3; ++k) EXPECT_DOUBLE_EQ(out[0].f[k], std::tanh(static_cast<double>(a.data<float>()[k])));
+  Isolated mul = isolate(g, {0}, {{"x", row({1, 1, 1})}});
+  ASSERT_EQ(mul.graph.inputs.size(), 1u);  // c stays an initializer
+  EXPECT_EQ(run_reference(mul.graph, mul.inputs)[0].f, (std::vector<double>{2, 3, 4}));
+}
+
+TEST(VerifyBisect, PassRecordParsesIntoNumberPassAndNodes) {
+  PassApplication a = parse_pass_record("#141 fuse-epilogue: k486 into k485 (/dec/a/Conv, /dec/a/Add)");
+  EXPECT_EQ(a.number, 141);
+  EXPECT_EQ(a.pass, "fuse-epilogue");
+  EXPECT_EQ(a.nodes, (std::vector<std::string>{"/dec/a/Conv", "/dec/a/Add"}));
+}
+
+struct Bisected {
+  CliResult r;
+  std::string verdict;
+  int compiles = -1;
+};
+
+Bisected bisect_decoder(const std::string& fault) {
+  Bisected b;
+  std::vector<std::string> args = {"bisect", model_file("decoder128"), "--target", "cpu", "--by", "all", "--seed-inputs", "vits"};
+  if (!fault.empty()) args.insert(args.end(), {"--inject-fault", fault});
+  b.r = lockstep(args);
+  b.verdict = b.r.line("verdict: ");
+  std::string c = b.r.line("compiles: ");
+  if (!c.empty()) b.compiles = std::stoi(c);
+  return b;
+}
+
+int budget(int n) { return static_cast<int>(std::ceil(std::log2(n))) + 3; }
+
+const int kDecoderNodes = static_cast<int>(decoder128().nodes.size());
+
+TEST(VerifyBisect, DecoderWithoutFaultAgreesAndExitsZero) {
+  Bisected b = bisect_decoder("");
+  EXPECT_EQ(b.r.status, 0) << b.r.out << b.r.err;
+  EXPECT_EQ(b.verdict, "agree: no stage, node or pass diverges") << b.r.out;
+}
+
+TEST(VerifyBisect, KernelFaultNamesTheNodeAndNoPass) {
+  Bisected b = bisect_decoder("kernel:/dec/resblocks.4/convs1.1/Conv");
+  EXPECT_EQ(b.r.status, 1) << b.r.err;
+  EXPECT_EQ(b.verdict.rfind("stage kernels: ", 0), 0u) << b.verdict;
+  EXPECT_NE(b.verdict.find("; node /dec/resblocks.4/convs1.1/Conv ("), std::string::npos) << b.verdict;
+  EXPECT_NE(b.verdict.find("no pass: it diverges with --pass-limit 0"), std::string::npos) << b.verdict;
+  EXPECT_GE(b.compiles, 1);
+  EXPECT_LE(b.compiles, budget(kDecoderNodes)) << b.r.out;
+}
+
+TEST(VerifyBisect, UninitFaultNamesTheNodeAndItsUnwrittenOutput) {
+  Bisected b = bisect_decoder("uninit:/dec/ups.1/ConvTranspose");
+  EXPECT_EQ(b.r.status, 1) << b.r.err;
+  EXPECT_EQ(b.verdict.rfind("stage kernels: ", 0), 0u) << b.verdict;
+  EXPECT_NE(b.verdict.find("; node /dec/ups.1/ConvTranspose leaves part of its output unwritten"), std::string::npos)
+      << b.verdict;
+  EXPECT_LE(b.compiles, budget(kDecoderNodes)) << b.r.out;
+}
+
+TEST(VerifyBisect, PassFaultNamesTheApplication) {
+  Graph g = decoder128();
+  auto p = compile(g, "cpu");
+  p->prepare(vits::seed_inputs(g, 128));
+  std::vector<std::string> log = p->pass_log();
+  ASSERT_GT(log.size(), 141u);
+  PassApplication want = parse_pass_record(log[140]);  // #141, in the decoder's own pass log
+  Bisected b = bisect_decoder("pass:141");
+  EXPECT_EQ(b.r.status, 1) << b.r.err;
+  std::string named = "pass #141 " + want.pass + " (";
+  for (size_t k = 0; k < want.nodes.size(); ++k) named += (k ? ", " : "") + want.nodes[k];
+  EXPECT_NE(b.verdict.find(named + ")"), std::string::npos) << "want '" << named << "' in: " << b.verdict;
+  EXPECT_NE(b.verdict.find("agrees alone on the reference's inputs"), std::string::npos) << b.verdict;
+  EXPECT_LE(b.compiles, budget(static_cast<int>(log.size()))) << b.r.out;
+}
+
+TEST(VerifyBisect, StagingReuseNamesTheConstantsStageAndItsReaders) {
+  Bisected b = bisect_decoder("staging-reuse");
+  EXPECT_EQ(b.r.status, 1) << b.r.err;
+  const std::string head = "stage constants: resident bytes differ from the host after run 1: '";
+  ASSERT_EQ(b.verdict.rfind(head, 0), 0u) << b.verdict;
+  std::string constant = b.verdict.substr(head.size(), b.verdict.find('\'', head.size()) - head.size());
+  // The named constant is an initializer of the model, and every node named reads it.
+  Graph g = decoder128();
+  int v = g.find_value(constant);
+  ASSERT_GE(v, 0) << constant;
+  EXPECT_TRUE(g.values[v].initializer);
+  std::string readers = b.verdict.substr(b.verdict.find("read by ") + 8);
+  int named = 0;
+  for (const Node& n : g.nodes)
+    if (std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end()) {
+      EXPECT_NE(readers.find(n.name), std::string::npos) << n.name;
+      ++named;
+    }
+  EXPECT_GT(named, 0);
+  EXPECT_EQ(b.compiles, 1);
+}
+
+TEST(VerifyBisect, CacheByNameNamesTheAbaStage) {
+  Bisected b = bisect_decoder("cache-by-name");
+  EXPECT_EQ(b.r.status, 1) << b.r.err;
+  EXPECT_EQ(b.verdict.rfind("stage A-B-A: ", 0), 0u) << b.verdict;
+  EXPECT_NE(b.verdict.find("B after A: failed"), std::string::npos) << b.verdict;
+  // Every earlier stage ran and agreed; only A-B-A differs.
+  std::map<std::string, std::string> status;
+  std::stringstream ss(b.r.out);
+  for (std::string l; std::getline(ss, l);) {
+    std::stringstream cols(l);
+    std::string target, stage, word;
+    cols >> target;
+    if (target != "cpu") continue;
+    while (cols >> word && word != "agree" && word != "DIFFER" && word != "skipped") stage += (stage.empty() ? "" : " ") + word;
+    status[stage] = word;
+  }
+  for (const char* stage : {"constants", "kernels", "readback", "cache on/off", "run-to-run", "in-process compiles"})
+    EXPECT_EQ(status[stage], "agree") << stage << "\n" << b.r.out;
+  EXPECT_EQ(status["A-B-A"], "DIFFER") << b.r.out;
+  EXPECT_LE(b.compiles, budget(kDecoderNodes)) << b.r.out;
+}
+
+// Node mode (b): prefix cuts with binary search, a table of anchor node -> cosine.
+TEST(VerifyBisect, PrefixCutsFindTheNodeInLogCompiles) {
+  CliResult r = lockstep({"bisect", model_file("g174"), "--by", "node", "--cuts", "--seed-inputs", "vits",
+                          "--inject-fault", "kernel:/flow/flows.2/enc/in_layers.1/Conv"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.line("verdict: ").rfind("node /flow/flows.2/enc/in_layers.1/Conv (", 0), 0u) << r.out;
+  int cuts = 0;
+  for (size_t at = r.out.find(" cut "); at != std::string::npos; at = r.out.find(" cut ", at + 1)) ++cuts;
+  EXPECT_GE(cuts, 1);
+  EXPECT_LE(cuts, static_cast<int>(std::ceil(std::log2(174))));
+  EXPECT_LE(std::stoi(r.line("compiles: ")), budget(174));
+}
+
+TEST(VerifyBisect, HelpExplainsModesMetricsAndExitStatus) {
+  CliResult r = lockstep({"bisect", "--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* want : {"--by stage", "--by node", "--by pass", "--by all", "#N pass-name", "cosine", "rel_l2",
+                           "Exit status: 0"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want;
+}
+
+}  // namespace
+}  // namespace lockstep

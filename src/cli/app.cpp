@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add("check", "Check targets against the reference and for determinism (exit 0 only if all agree)",
       add_check);
   add("bisect", "Find where a target diverges: runtime stage, ONNX node, pass application", add_bisect);
+  add("reduce", "Shrink a diverging model to a minimal repro bundle (delta debugging over nodes)", add_reduce);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -78,10 +78,10 @@ class CudaProgram : public Program {
   }
 
   std::vector<GroupValue> run_capture(const TensorMap& inputs) override {
+    captured_.clear();  // nothing left over from a capture that threw
     start(inputs);
     enqueue_plan(true);
-    std::vector<GroupValue> values;
-    for (size_t k = 0; k < plan_.kernels.size(); ++k) values.push_back(captured_[k]);
+    std::vector<GroupValue> values = std::move(captured_);
     captured_.clear();
     read_outputs();
     return values;

@@ -74,10 +74,13 @@ int budget(int n) { return static_cast<int>(std::ceil(std::log2(n))) + 3; }
 
 const int kDecoderNodes = static_cast<int>(decoder128().nodes.size());
 
-TEST(VerifyBisect, DecoderWithoutFaultAgreesAndExitsZero) {
-  Bisected b = bisect_decoder("");
-  EXPECT_EQ(b.r.status, 0) << b.r.out << b.r.err;
-  EXPECT_EQ(b.verdict, "agree: no stage, node or pass diverges") << b.r.out;
+// Every stage runs on a model that agrees (the decoder's agreement is `check`'s test).
+TEST(VerifyBisect, Graph174WithoutFaultAgreesAndExitsZero) {
+  CliResult r = lockstep({"bisect", model_file("g174"), "--by", "all", "--seed-inputs", "vits"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.line("verdict: "), "agree: no stage, node or pass diverges") << r.out;
+  for (const char* stage : {"constants", "kernels", "readback", "cache on/off", "run-to-run", "in-process compiles", "A-B-A"})
+    EXPECT_NE(r.out.find(std::string(stage) + " "), std::string::npos) << stage;
 }
 
 TEST(VerifyBisect, KernelFaultNamesTheNodeAndNoPass) {

@@ -127,22 +127,23 @@ TEST(VerifyCheck, FullDecoderAgreesAndExitsZero) {
   EXPECT_NE(r.line("verdict: ").find("agree"), std::string::npos) << r.out;
 }
 
-// Each fault class, and the row of `check` that must catch it.
+// Each fault class, and the row of `check` that must catch it, on the first coupling layer's
+// 15-node cut (the bisect tests localise each on the full decoder).
 TEST(VerifyCheck, EachFaultClassIsDetectedByItsRow) {
   struct Case {
     std::string fault;
     std::vector<std::string> failing;  // "output" or stage names
   };
   std::vector<Case> cases = {
-      {"kernel:/flow/flows.0/enc/in_layers.0/Conv", {"output"}},
-      {"uninit:/flow/flows.0/enc/in_layers.0/Conv", {"output"}},
-      {"pass:60", {"output"}},
+      {"kernel:/flow/flows.6/enc/in_layers.0/Conv", {"output"}},
+      {"uninit:/flow/flows.6/enc/in_layers.0/Conv", {"output"}},
+      {"pass:6", {"output"}},  // #6 fuse-epilogue of /flow/flows.6/pre/Conv
       {"staging-reuse", {"run-to-run", "constants"}},
       {"cache-by-name", {"A-B-A"}},
   };
   for (const Case& c : cases) {
     fs::path json = scratch_dir() / "check_fault.json";
-    CliResult r = lockstep({"check", model_file("g174"), "--seed-inputs", "vits", "--fresh", "1", "--inject-fault",
+    CliResult r = lockstep({"check", model_file("g15"), "--seed-inputs", "vits", "--fresh", "1", "--inject-fault",
                             c.fault, "--json", json.string()});
     EXPECT_EQ(r.status, 1) << c.fault << "\n" << r.out << r.err;
     nlohmann::json j = nlohmann::json::parse(slurp(json));

@@ -24,6 +24,12 @@ std::string fmt_sci(double v) {
   return b;
 }
 
+std::string fmt_bound(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.10g", v);
+  return b;
+}
+
 std::string status_name(StageRow::Status s) {
   return s == StageRow::Agree ? "agree" : s == StageRow::Differ ? "DIFFER" : "skipped";
 }
@@ -68,8 +74,8 @@ void print_outputs(std::ostream& os, const Report& r) {
     }
     rows.push_back({m.target, m.output, fmt_cosine(m.a.cosine), fmt_sci(m.a.rel_l2), fmt_sci(m.a.max_abs),
                     std::to_string(m.a.max_abs_index), fmt_sci(m.a.rms_ratio), std::to_string(m.a.nonfinite_mismatches),
-                    std::string(m.ok ? "ok" : "FAIL") + " (cosine >= " + std::to_string(m.tol.min_cosine).substr(0, 9) + ", rel_l2 <= " +
-                        fmt_sci(m.tol.max_rel_l2) + ")"});
+                    std::string(m.ok ? "ok" : "FAIL") + " (cosine >= " + fmt_bound(m.tol.min_cosine) + ", rel_l2 <= " +
+                        fmt_bound(m.tol.max_rel_l2) + ")"});
   }
   table(os, rows);
 }

@@ -74,6 +74,7 @@ void write_reports(const Report& r, const std::string& json_path, const std::str
 // "0.999999871" / "3.1e-07": the spellings every report uses.
 std::string fmt_cosine(double c);
 std::string fmt_sci(double v);
+std::string fmt_bound(double v);  // a tolerance as given: "0.99999", "0.0001"
 std::string status_name(StageRow::Status s);
 
 }  // namespace lockstep

@@ -59,8 +59,9 @@ ExprP dense_source(const Plan& p, const Kernel& k) {
   return dense ? k.body : nullptr;
 }
 
-// The producer's value at the reader's load `ld`.
-ExprP inlined_at(const Plan& p, const Kernel& prod, const Expr& ld, int reader_max_var) {
+// The producer's value at the reader's load `ld`. A producer's reduction vars are renumbered to
+// follow the reader's output vars (only a reader without a reduction of its own takes one).
+ExprP inlined_at(const Plan& p, const Kernel& prod, const Expr& ld, int reader_rank) {
   const Shape& s = p.buffers[prod.out].shape;
   if (ld.flat) {
     if (ExprP src = dense_source(p, prod)) return load_flat(src->buf, src->shape, src->type, ld.args[0]);
@@ -68,9 +69,9 @@ ExprP inlined_at(const Plan& p, const Kernel& prod, const Expr& ld, int reader_m
     std::vector<int64_t> strides = shape_strides(s);
     for (size_t k = 0; k < s.size(); ++k)
       vars.push_back(s[k] == 1 ? icst(0) : binary(Fn::Mod, binary(Fn::Div, ld.args[0], icst(strides[k])), icst(s[k])));
-    return substitute(prod.body, vars, reader_max_var + 1 - static_cast<int>(s.size()));
+    return substitute(prod.body, vars, reader_rank - static_cast<int>(s.size()));
   }
-  return substitute(prod.body, ld.args, reader_max_var + 1 - static_cast<int>(s.size()));
+  return substitute(prod.body, ld.args, reader_rank - static_cast<int>(s.size()));
 }
 
 std::vector<std::string> merged_nodes(const Kernel& a, const Kernel& b) {
@@ -84,10 +85,10 @@ std::vector<std::string> merged_nodes(const Kernel& a, const Kernel& b) {
 void inline_into(Plan& p, int prod, int reader, bool faulty) {
   const Kernel& P = p.kernels[prod];
   Kernel& C = p.kernels[reader];
-  int mv = max_var(C.body);
+  int rank = static_cast<int>(p.buffers[C.out].shape.size());
   C.body = replace_loads(C.body, P.out, [&](const Expr& ld) {
     ExprP moved = faulty ? off_by_one(ld) : nullptr;
-    return inlined_at(p, P, moved ? *moved : ld, mv);
+    return inlined_at(p, P, moved ? *moved : ld, rank);
   });
   C.nodes = merged_nodes(P, C);
 }

@@ -252,7 +252,7 @@ Report run_bisect(const Graph& g, const TensorMap& inputs, const BisectOptions& 
   std::vector<std::string> parts;
   if (st.differs) parts.push_back("stage " + st.stage + ": " + st.detail);
   if (nf.found)
-    parts.push_back(std::string(nf.culprits.size() == 1 ? "node " : "nodes ") + join(nf.culprits) +
+    parts.push_back(std::string(nf.culprits.size() == 1 ? "node " : "nodes ") + brief_list(nf.culprits, 6) +
                     (nf.unwritten ? " leaves part of its output unwritten" : "") + " (" + nf.detail + ")");
   if (pf.kind == PassFinding::Found)
     parts.push_back("pass #" + std::to_string(pf.app.number) + " " + pf.app.pass + " (" + join(pf.app.nodes) + ")");

@@ -11,12 +11,6 @@ namespace lockstep {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 CompileOptions checked(CompileOptions o) {
   o.checked = true;  // poisoned memory shows elements nobody wrote; sentinels catch stray writes
   return o;

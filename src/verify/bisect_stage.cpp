@@ -9,11 +9,6 @@ namespace lockstep {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // ONNX nodes of `g` that read any of `values`.
 std::vector<std::string> readers(const Graph& g, const std::vector<std::string>& values) {
@@ -38,13 +33,17 @@ StageFinding Bisector::stages() {
   std::vector<std::string> changed;
   StageRow row = stage_constants(t, main(), "after upload", &changed);
   add_stage(row);
-  if (row.status == StageRow::Differ) return differs(row, true, readers(g_, changed));
+  if (row.status == StageRow::Differ) {
+    std::vector<std::string> nodes = readers(g_, changed);
+    row.detail += " (read by " + brief_list(nodes, 6) + ")";
+    return differs(row, true, nodes);
+  }
   main_outputs();
   row = stage_constants(t, main(), "after run 1", &changed);
   add_stage(row);
   if (row.status == StageRow::Differ) {
     std::vector<std::string> nodes = readers(g_, changed);
-    row.detail += " (overwritten while running; read by " + join(nodes) + ")";
+    row.detail += " (overwritten while running; read by " + brief_list(nodes, 6) + ")";
     return differs(row, true, nodes);
   }
 
@@ -59,7 +58,7 @@ StageFinding Bisector::stages() {
     for (const TracePoint& q : tr->points())
       if (q.kernel == gv.kernel) p = q;
     row = {t, "kernels", StageRow::Differ,
-           gv.kernel + " (" + join(gv.nodes) + ") is the first fusion group to diverge (cosine " + fmt_cosine(p.a.cosine) +
+           gv.kernel + " (" + brief_list(gv.nodes, 6) + ") is the first fusion group to diverge (cosine " + fmt_cosine(p.a.cosine) +
                ", rel_l2 " + fmt_sci(p.a.rel_l2) + "); alone on the reference's inputs it " +
                (alone.diverges ? "diverges" : "agrees (it diverges only inside the program)"),
            {}};

@@ -287,19 +287,25 @@ std::vector<std::string> b_alone(Session& s, const Graph& b, const TensorMap& bi
 
 }  // namespace
 
+std::string brief_list(const std::vector<std::string>& items, size_t most, const std::string& quote) {
+  std::string s;
+  for (size_t k = 0; k < items.size() && k < most; ++k) s += (k ? ", " : "") + quote + items[k] + quote;
+  if (items.size() > most) s += ", ... (" + std::to_string(items.size()) + " in all)";
+  return s;
+}
+
 StageRow stage_constants(const std::string& target, Program& p, const std::string& when, std::vector<std::string>* changed) {
   try {
-    std::string names;
+    std::vector<std::string> names;
     int n = 0;
     for (const auto& c : p.check_constants()) {
       ++n;
-      if (c.host_sha256 == c.resident_sha256) continue;
-      names += (names.empty() ? "'" : ", '") + c.value + "'";
-      if (changed) changed->push_back(c.value);
+      if (c.host_sha256 != c.resident_sha256) names.push_back(c.value);
     }
+    if (changed) *changed = names;
     return row(target, "constants", names.empty(),
                names.empty() ? std::to_string(n) + " constants match the host bytes " + when
-                             : "resident bytes differ from the host " + when + ": " + names);
+                             : "resident bytes differ from the host " + when + ": " + brief_list(names, 4, "'"));
   } catch (const Unsupported& e) {
     return {target, "constants", StageRow::Skipped, e.what(), {}};
   }

@@ -99,6 +99,8 @@ class GroupTracer {
 // --- Determinism stages, shared by check and bisect --by stage. `sha` is the SHA-256 of each
 // output of the first run; each stage compiles through the Session, so compiles are counted.
 std::vector<std::string> output_sha256(const std::vector<Tensor>& outs);
+// "'a', 'b', ... (12 in all)": at most `most` items, each in `quote`.
+std::string brief_list(const std::vector<std::string>& items, size_t most, const std::string& quote = "");
 // Constants as resident on the target against the host bytes; `changed` gets their names.
 StageRow stage_constants(const std::string& target, Program& p, const std::string& when,
                          std::vector<std::string>* changed = nullptr);

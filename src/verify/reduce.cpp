@@ -81,8 +81,10 @@ class Reducer {
     if (s_.compiles() >= o_.max_compiles) return false;
     add_missing_values(g_, nodes, in_, o_.ref, o_.compile, known_);
     Isolated iso = isolate(g_, nodes, known_, sinks(g_, nodes));
-    ProbeRow row{0, "ddmin", std::to_string(nodes.size()) + " nodes: " + node_id(g_, nodes.front()) +
-                                 (nodes.size() > 1 ? " .. " + node_id(g_, nodes.back()) : "")};
+    ProbeRow row;
+    row.mode = "ddmin";
+    row.setting = std::to_string(nodes.size()) + " nodes: " + node_id(g_, nodes.front()) +
+                  (nodes.size() > 1 ? " .. " + node_id(g_, nodes.back()) : "");
     bool bad = false;
     try {
       std::vector<RefTensor> ref = reference_run(iso.graph, iso.inputs, o_.ref, o_.compile);

@@ -102,20 +102,51 @@ TEST(VerifyBisect, UninitFaultNamesTheNodeAndItsUnwrittenOutput) {
   EXPECT_LE(b.compiles, budget(kDecoderNodes)) << b.r.out;
 }
 
-TEST(VerifyBisect, PassFaultNamesTheApplication) {
-  Graph g = decoder128();
+// The pass application the verdict must name: "pass #N NAME (NODES)", from the model's own log.
+std::string named_application(const Graph& g, const TensorMap& in, int n) {
   auto p = compile(g, "cpu");
-  p->prepare(vits::seed_inputs(g, 128));
+  p->prepare(in);
   std::vector<std::string> log = p->pass_log();
-  ASSERT_GT(log.size(), 141u);
-  PassApplication want = parse_pass_record(log[140]);  // #141, in the decoder's own pass log
-  Bisected b = bisect_decoder("pass:141");
-  EXPECT_EQ(b.r.status, 1) << b.r.err;
-  std::string named = "pass #141 " + want.pass + " (";
+  if (static_cast<int>(log.size()) < n) return "";
+  PassApplication want = parse_pass_record(log[n - 1]);
+  std::string named = "pass #" + std::to_string(n) + " " + want.pass + " (";
   for (size_t k = 0; k < want.nodes.size(); ++k) named += (k ? ", " : "") + want.nodes[k];
-  EXPECT_NE(b.verdict.find(named + ")"), std::string::npos) << "want '" << named << "' in: " << b.verdict;
+  return named + ")";
+}
+
+int pass_applications(const Graph& g, const TensorMap& in) {
+  auto p = compile(g, "cpu");
+  p->prepare(in);
+  return static_cast<int>(p->pass_log().size());
+}
+
+void expect_pass_found(const Bisected& b, const std::string& named, int applications) {
+  EXPECT_EQ(b.r.status, 1) << b.r.err;
+  ASSERT_FALSE(named.empty());
+  EXPECT_NE(b.verdict.find(named), std::string::npos) << "want '" << named << "' in: " << b.verdict;
   EXPECT_NE(b.verdict.find("agrees alone on the reference's inputs"), std::string::npos) << b.verdict;
-  EXPECT_LE(b.compiles, budget(static_cast<int>(log.size()))) << b.r.out;
+  EXPECT_LE(b.compiles, budget(applications)) << b.r.out;
+}
+
+// On the first coupling layer's 15-node cut: #6 fuses /flow/flows.6/pre/Conv's epilogue.
+TEST(VerifyBisect, PassFaultNamesTheApplication) {
+  Graph g = graph15();
+  TensorMap in = vits::seed_inputs(g, 1024);
+  Bisected b;
+  b.r = lockstep({"bisect", model_file("g15"), "--by", "all", "--seed-inputs", "vits", "--inject-fault", "pass:6"});
+  b.verdict = b.r.line("verdict: ");
+  b.compiles = std::stoi("0" + b.r.line("compiles: "));
+  expect_pass_found(b, named_application(g, in, 6), pass_applications(g, in));
+}
+
+// The same on the full decoder: about ten decoder compiles at other pass limits, about 140 s
+// with an empty kernel cache, so it runs with the sweep (ctest -L sweep, LOCKSTEP_SWEEP=full).
+TEST(VerifyBisect, PassFaultOnTheFullDecoderNamesTheApplication) {
+  const char* sweep = std::getenv("LOCKSTEP_SWEEP");
+  if (!sweep || std::string(sweep) != "full") GTEST_SKIP() << "sweep test: ctest -L sweep, or LOCKSTEP_SWEEP=full";
+  Graph g = decoder128();
+  TensorMap in = vits::seed_inputs(g, 128);
+  expect_pass_found(bisect_decoder("pass:141"), named_application(g, in, 141), pass_applications(g, in));
 }
 
 TEST(VerifyBisect, StagingReuseNamesTheConstantsStageAndItsReaders) {

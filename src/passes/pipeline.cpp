@@ -62,6 +62,32 @@ std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, cons
   return values;
 }
 
+bool Specialisation::operator==(const Specialisation& o) const {
+  if (types.size() != o.types.size() || values.size() != o.values.size()) return false;
+  for (size_t k = 0; k < types.size(); ++k)
+    if (types[k].dtype != o.types[k].dtype || types[k].dims != o.types[k].dims) return false;
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (values[k].has_value() != o.values[k].has_value()) return false;
+    if (values[k] && (values[k]->shape != o.values[k]->shape || values[k]->i != o.values[k]->i)) return false;
+  }
+  return true;
+}
+
+Specialisation specialisation_for(const Graph& g, const TensorMap& inputs) {
+  Specialisation s;
+  s.types = bind_inputs(g, inputs);
+  std::vector<const Tensor*> given;
+  for (int v : g.inputs) given.push_back(&inputs.at(g.values[v].name));
+  s.values = specialisation_values(g, s.types, given);
+  return s;
+}
+
+PipelineResult run_pipeline(const Graph& g, const Specialisation& s, const PipelineOptions& opts) {
+  std::vector<const RefTensor*> values;
+  for (const auto& v : s.values) values.push_back(v ? &*v : nullptr);
+  return run_pipeline(g, s.types, opts, values);
+}
+
 void verify_plan(const Plan& p) {
   std::vector<bool> written(p.buffers.size(), false);
   for (size_t b = 0; b < p.buffers.size(); ++b)

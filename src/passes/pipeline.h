@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/bind.h"
 #include "graph/graph.h"
 #include "kernel/kernel.h"
 #include "passes/pass_manager.h"
@@ -28,6 +29,19 @@ struct PipelineResult {
 // shapes, such as axes or pads given as graph inputs); null entries are not specialised.
 PipelineResult run_pipeline(const Graph& g, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,
                             const std::vector<const RefTensor*>& values = {});
+
+// What one compile is for: the input types, and the input values that shapes depend on.
+struct Specialisation {
+  std::vector<TypeInfo> types;
+  std::vector<std::optional<RefTensor>> values;  // per graph input; empty where not specialised
+  bool operator==(const Specialisation& o) const;
+};
+
+// The specialisation these inputs ask for (input binding, then specialisation_values).
+Specialisation specialisation_for(const Graph& g, const TensorMap& inputs);
+
+// run_pipeline for one specialisation.
+PipelineResult run_pipeline(const Graph& g, const Specialisation& s, const PipelineOptions& opts);
 
 // Input values a compile must be specialised on: small integer graph inputs, and only when
 // some shape in the graph is unknown without their values (axes or pads given as inputs).

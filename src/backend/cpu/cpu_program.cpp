@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "passes/pipeline.h"
+#include "runtime/checked.h"
 #include "runtime/memory_plan.h"
 #include "verify/faults.h"
 
@@ -19,42 +20,23 @@ namespace lockstep::cpu {
 
 namespace {
 
-constexpr size_t kGuard = 4096;            // sentinel bytes around checked buffers
-constexpr unsigned char kSentinel = 0xA5;
-constexpr unsigned char kPoison = 0xFF;    // all-ones: NaN for every float type
-
-bool same_types(const std::vector<TypeInfo>& a, const std::vector<TypeInfo>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k)
-    if (a[k].dtype != b[k].dtype || a[k].dims != b[k].dims) return false;
-  return true;
-}
-
-bool same_values(const std::vector<std::optional<RefTensor>>& a, const std::vector<std::optional<RefTensor>>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (a[k].has_value() != b[k].has_value()) return false;
-    if (a[k] && (a[k]->shape != b[k]->shape || a[k]->i != b[k]->i)) return false;
-  }
-  return true;
-}
 
 // A byte region with sentinel guards on both sides when checked.
 struct Region {
   std::vector<unsigned char> bytes;
   size_t size = 0, guard = 0;
-  Region(size_t n, bool checked) : size(n), guard(checked ? kGuard : 0) {
-    bytes.assign(n + 2 * guard + 64, checked ? kPoison : 0);
+  Region(size_t n, bool checked) : size(n), guard(checked ? kGuardBytes : 0) {
+    bytes.assign(n + 2 * guard + 64, checked ? kPoisonByte : 0);
     if (guard) {
-      std::memset(base(), kSentinel, guard);
-      std::memset(data() + n, kSentinel, guard);
+      std::memset(base(), kSentinelByte, guard);
+      std::memset(data() + n, kSentinelByte, guard);
     }
   }
   unsigned char* base() { return bytes.data() + (64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64) % 64; }
   unsigned char* data() { return base() + guard; }
   bool intact() {
     for (size_t k = 0; k < guard; ++k)
-      if (base()[k] != kSentinel || data()[size + k] != kSentinel) return false;
+      if (base()[k] != kSentinelByte || data()[size + k] != kSentinelByte) return false;
     return true;
   }
 };
@@ -65,20 +47,14 @@ class CpuProgram : public Program {
   const std::string& target() const override { return name_; }
 
   void prepare(const TensorMap& inputs) override {
-    std::vector<TypeInfo> types = bind_inputs(graph_, inputs);
-    std::vector<const Tensor*> given;
-    for (int v : graph_.inputs) given.push_back(&inputs.at(graph_.values[v].name));
-    specialise(types, specialisation_values(graph_, types, given));
+    specialise(specialisation_for(graph_, inputs));
   }
 
   // Compiles for these input types (and values, where shapes depend on them) unless the
   // loaded module already is for exactly these.
-  void specialise(const std::vector<TypeInfo>& types, const std::vector<std::optional<RefTensor>>& values) {
-    if (module_ && same_types(types, types_) && same_values(values, values_)) return;
-    PipelineOptions po{opts_.pass_limit, opts_.verify_each, opts_.dump_ir_dir, opts_.fault};
-    std::vector<const RefTensor*> vp;
-    for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
-    PipelineResult r = run_pipeline(graph_, types, po, vp);
+  void specialise(const Specialisation& s) {
+    if (module_ && s == spec_) return;
+    PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_));
     plan_ = std::move(r.plan);
     log_ = std::move(r.log);
     mem_ = plan_memory(plan_);
@@ -87,8 +63,7 @@ class CpuProgram : public Program {
     module_ = load_module(codegen::cpu_program_source(plan_), CompilerOptions{opts_.use_cache, fault.kind == Fault::CacheByName});
     check_module_fits();
     upload_constants(fault);
-    types_ = types;
-    values_ = values;
+    spec_ = s;
   }
 
   std::vector<Tensor> run(const TensorMap& inputs) override {
@@ -213,7 +188,7 @@ class CpuProgram : public Program {
   // Fills temporaries whose last reader just ran with NaN, so a stale read shows.
   void poison_dead(int k, std::vector<void*>& bufs) {
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
-      if (mem_.offset[b] >= 0 && mem_.last[b] == k) std::memset(bufs[b], kPoison, plan_.buffers[b].bytes());
+      if (mem_.offset[b] >= 0 && mem_.last[b] == k) std::memset(bufs[b], kPoisonByte, plan_.buffers[b].bytes());
   }
 
   std::vector<Tensor> collect(std::vector<Region>& outs, Region& arena) {
@@ -233,8 +208,7 @@ class CpuProgram : public Program {
   const Graph graph_;  // a copy: the program outlives whatever graph it was made from
   CompileOptions opts_;
   std::string name_ = "cpu";
-  std::vector<TypeInfo> types_;
-  std::vector<std::optional<RefTensor>> values_;
+  Specialisation spec_;
   kir::Plan plan_;
   std::vector<PassRecord> log_;
   MemoryPlan mem_;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "passes/pipeline.h"
+#include "runtime/checked.h"
 #include "runtime/memory_plan.h"
 #include "verify/faults.h"
 
@@ -20,24 +21,6 @@ namespace lockstep::cuda {
 
 namespace {
 
-constexpr unsigned char kSentinel = 0xA5;
-constexpr unsigned char kPoison = 0xFF;  // all-ones: NaN for every float type
-
-bool same_types(const std::vector<TypeInfo>& a, const std::vector<TypeInfo>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k)
-    if (a[k].dtype != b[k].dtype || a[k].dims != b[k].dims) return false;
-  return true;
-}
-
-bool same_values(const std::vector<std::optional<RefTensor>>& a, const std::vector<std::optional<RefTensor>>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (a[k].has_value() != b[k].has_value()) return false;
-    if (a[k] && (a[k]->shape != b[k]->shape || a[k]->i != b[k]->i)) return false;
-  }
-  return true;
-}
 
 // One kernel launch with its arguments bound to device addresses.
 struct Launch {
@@ -64,10 +47,7 @@ class CudaProgram : public Program {
   const std::string& target() const override { return name_; }
 
   void prepare(const TensorMap& inputs) override {
-    std::vector<TypeInfo> types = bind_inputs(graph_, inputs);
-    std::vector<const Tensor*> given;
-    for (int v : graph_.inputs) given.push_back(&inputs.at(graph_.values[v].name));
-    specialise(types, specialisation_values(graph_, types, given));
+    specialise(specialisation_for(graph_, inputs));
   }
 
   std::vector<Tensor> run(const TensorMap& inputs) override {
@@ -122,25 +102,17 @@ class CudaProgram : public Program {
   }
 
   // Compiles for these input types (and shape-deciding values) unless already compiled for them.
-  void specialise(const std::vector<TypeInfo>& types, const std::vector<std::optional<RefTensor>>& values) {
-    if (code_ && same_types(types, types_) && same_values(values, values_)) return;
+  void specialise(const Specialisation& s) {
+    if (code_ && s == spec_) return;
     release();
-    PipelineOptions po;
-    po.pass_limit = opts_.pass_limit;
-    po.verify_each = opts_.verify_each;
-    po.dump_ir_dir = opts_.dump_ir_dir;
-    po.fault = opts_.fault;  // kernel:NODE and pass:N are planted by the shared pipeline
-    std::vector<const RefTensor*> vp;
-    for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
-    PipelineResult r = run_pipeline(graph_, types, po, vp);
+    PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_));
     plan_ = std::move(r.plan);
     log_ = std::move(r.log);
     mem_ = plan_memory(plan_);
     if (opts_.checked) check_memory_plan(plan_, mem_);
     source_ = codegen::cuda_program_source(plan_);
     code_ = cached_device_code(source_, dev_ ? dev_->limits().cc : default_compute_capability(), opts_.use_cache);
-    types_ = types;
-    values_ = values;
+    spec_ = s;
     if (!dev_) return;
     try {
       load();
@@ -185,8 +157,8 @@ class CudaProgram : public Program {
 
   void guard_regions() {
     for (const DeviceLayout::Region& r : layout_.regions) {
-      fill(base() + r.at - layout_.guard, kSentinel, static_cast<size_t>(layout_.guard));
-      fill(base() + r.at + r.bytes, kSentinel, static_cast<size_t>(layout_.guard));
+      fill(base() + r.at - layout_.guard, kSentinelByte, static_cast<size_t>(layout_.guard));
+      fill(base() + r.at + r.bytes, kSentinelByte, static_cast<size_t>(layout_.guard));
     }
   }
 
@@ -223,8 +195,8 @@ class CudaProgram : public Program {
   // their last reader). With `capture`, each group's output is read back after its kernel.
   void enqueue_plan(bool capture) {
     if (opts_.checked) {
-      fill(base() + layout_.arena_at, kPoison, static_cast<size_t>(layout_.arena_bytes));
-      for (int b : plan_.outputs) fill(address(b), kPoison, plan_.buffers[b].bytes());
+      fill(base() + layout_.arena_at, kPoisonByte, static_cast<size_t>(layout_.arena_bytes));
+      for (int b : plan_.outputs) fill(address(b), kPoisonByte, plan_.buffers[b].bytes());
     }
     for (size_t k = 0; k < launches_.size(); ++k) {
       Launch& l = launches_[k];
@@ -249,7 +221,7 @@ class CudaProgram : public Program {
   void poison_dead(int k) {
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       if (plan_.buffers[b].kind == kir::Buffer::Temp && mem_.offset[b] >= 0 && mem_.last[b] == k)
-        fill(address(b), kPoison, plan_.buffers[b].bytes());
+        fill(address(b), kPoisonByte, plan_.buffers[b].bytes());
   }
 
   void fill(CUdeviceptr at, unsigned char byte, size_t bytes) {
@@ -295,7 +267,7 @@ class CudaProgram : public Program {
       for (int64_t at : {r.at - layout_.guard, r.at + r.bytes}) {
         std::vector<unsigned char> g = read_back(base() + at, static_cast<size_t>(layout_.guard));
         for (unsigned char c : g)
-          if (c != kSentinel) throw Error("cuda: a kernel wrote out of bounds of the " + r.what);
+          if (c != kSentinelByte) throw Error("cuda: a kernel wrote out of bounds of the " + r.what);
       }
     }
   }
@@ -337,8 +309,7 @@ class CudaProgram : public Program {
   Device* dev_ = nullptr;
   bool reuse_fault_ = false;  // the staging-reuse fault: uploads skip the slot wait
   std::string why_no_device_;
-  std::vector<TypeInfo> types_;
-  std::vector<std::optional<RefTensor>> values_;
+  Specialisation spec_;
   kir::Plan plan_;
   std::vector<PassRecord> log_;
   MemoryPlan mem_;

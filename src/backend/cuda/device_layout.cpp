@@ -1,11 +1,12 @@
 #include "backend/cuda/device_layout.h"
 
+#include "runtime/checked.h"
+
 namespace lockstep::cuda {
 
 namespace {
 
 constexpr int64_t kAlign = 256;   // the driver's own allocation alignment
-constexpr int64_t kGuard = 4096;  // sentinel bytes around checked regions
 
 int64_t aligned(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -22,7 +23,7 @@ const char* kind_name(kir::Buffer::Kind k) {
 
 DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked) {
   DeviceLayout l;
-  l.guard = checked ? kGuard : 0;
+  l.guard = checked ? static_cast<int64_t>(kGuardBytes) : 0;
   l.offset.assign(p.buffers.size(), -1);
   int64_t at = 0;
   auto place = [&](const std::string& what, int64_t bytes) {

@@ -46,6 +46,12 @@ struct RefTensor {
   }
 };
 
+// memcpy that accepts empty ranges: an empty tensor's data() may be null, and memcpy from or
+// to null is undefined even for zero bytes.
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 RefTensor to_ref(const Tensor& t);
 // Rounds to the tensor's dtype (float: round to nearest; ints: wrap to width).
 Tensor from_ref(const RefTensor& r);

@@ -82,7 +82,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
       throw Error(what + ": raw_data has " + std::to_string(t.raw_data().size()) +
                   " bytes, shape " + shape_str(shape) + " of " + dtype_name(dt) + " needs " +
                   std::to_string(out.bytes.size()));
-    if (!out.bytes.empty()) std::memcpy(out.bytes.data(), t.raw_data().data(), out.bytes.size());
+    copy_bytes(out.bytes.data(), t.raw_data().data(), out.bytes.size());
     if (dt == DType::boolean)
       for (auto& b : out.bytes) b = b != 0;
     return out;

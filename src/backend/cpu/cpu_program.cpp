@@ -76,7 +76,7 @@ class CpuProgram : public Program {
       const kir::Kernel& kern = plan_.kernels[k];
       const kir::Buffer& buf = plan_.buffers[kern.out];
       Tensor t(buf.dtype, buf.shape);
-      std::memcpy(t.bytes.data(), data, t.bytes.size());
+      copy_bytes(t.bytes.data(), data, t.bytes.size());
       groups.push_back({kern.name, kern.nodes, buf.name, std::move(t)});
     });
     return groups;
@@ -129,8 +129,8 @@ class CpuProgram : public Program {
     auto* out = static_cast<uint8_t*>(bufs[plan_.kernels[k].out]);
     if (k == uninit_kernel_) kept.assign(out + half, out + bytes);
     module_->kernels[k](bufs.data());
-    if (k == uninit_kernel_) std::memcpy(out + half, kept.data(), kept.size());
-    if (k == staging_reader_) std::memcpy(resident_[staging_victim_].data(), staging_bytes_.data(), staging_bytes_.size());
+    if (k == uninit_kernel_) copy_bytes(out + half, kept.data(), kept.size());
+    if (k == staging_reader_) copy_bytes(resident_[staging_victim_].data(), staging_bytes_.data(), staging_bytes_.size());
   }
 
   // The module must be the one built for this plan: a wrong one would index past buffers.
@@ -199,7 +199,7 @@ class CpuProgram : public Program {
       if (opts_.checked && !outs[o].intact())
         throw Error("cpu: a kernel wrote out of bounds of output '" + buf.name + "'");
       Tensor t(buf.dtype, buf.shape);
-      std::memcpy(t.bytes.data(), outs[o].data(), t.bytes.size());
+      copy_bytes(t.bytes.data(), outs[o].data(), t.bytes.size());
       result.push_back(std::move(t));
     }
     return result;

@@ -214,7 +214,7 @@ class CudaProgram : public Program {
     const kir::Buffer& buf = plan_.buffers[kern.out];
     Tensor t(buf.dtype, buf.shape);
     std::vector<unsigned char> bytes = read_back(address(kern.out), buf.bytes());
-    std::memcpy(t.bytes.data(), bytes.data(), bytes.size());
+    copy_bytes(t.bytes.data(), bytes.data(), bytes.size());
     captured_.push_back({kern.name, kern.nodes, buf.name, std::move(t)});
   }
 

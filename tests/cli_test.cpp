@@ -15,6 +15,7 @@
 #include "core/sha256.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_import.h"
+#include "test_util.h"
 
 using namespace lockstep;
 namespace fs = std::filesystem;
@@ -114,7 +115,7 @@ class Cli : public ::testing::Test {
   void TearDown() override { if (!getenv("LOCKSTEP_KEEP_TEST_DIRS")) fs::remove_all(dir); }
 
   Result lockstep(const std::vector<std::string>& args) {
-    std::string cmd = quote(LOCKSTEP_BINARY);
+    std::string cmd = quote(lockstep::testing::lockstep_binary());
     for (const auto& a : args) cmd += " " + quote(a);
     cmd += " >" + quote((dir / "stdout.txt").string()) + " 2>" + quote((dir / "stderr.txt").string());
     int raw = std::system(cmd.c_str());

@@ -39,7 +39,7 @@ TensorMap ramp(int64_t n) {
 
 // Output of `lockstep run MODEL --target cpu` (stdout and stderr) in a fresh process.
 std::string run_cli(const std::string& model, const fs::path& cache) {
-  std::string cmd = "XDG_CACHE_HOME='" + cache.string() + "' " + LOCKSTEP_BINARY + " run '" + model +
+  std::string cmd = "XDG_CACHE_HOME='" + cache.string() + "' " + lockstep::testing::lockstep_binary() + " run '" + model +
                     "' --target cpu 2>&1";
   FILE* f = popen(cmd.c_str(), "r");
   std::string out;

@@ -8,8 +8,9 @@
 #include <set>
 
 #include "frontend/onnx_export.h"
-#include "vits.h"
+#include "test_util.h"
 #include "verify/parity.h"
+#include "vits.h"
 
 namespace lockstep {
 namespace {
@@ -128,7 +129,7 @@ TEST(CpuVits, CompileACompileBCompileAGivesTheSameA) {
 }
 
 std::string sha_from_cli(const std::string& model, const std::string& extra) {
-  std::string cmd = std::string(LOCKSTEP_BINARY) + " run '" + model + "' --target cpu --seed-inputs vits " + extra;
+  std::string cmd = lockstep::testing::lockstep_binary() + " run '" + model + "' --target cpu --seed-inputs vits " + extra;
   FILE* f = popen(cmd.c_str(), "r");
   std::string out;
   char buf[512];

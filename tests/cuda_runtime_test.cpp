@@ -204,15 +204,6 @@ TEST(CudaCapture, LastGroupIsTheOutput) {
   EXPECT_FALSE(groups.back().nodes.empty());
 }
 
-TEST(CudaTarget, RuntimeFaultsItCannotPlantAreUnsupported) {
-  std::string why;
-  if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not loadable: " << why;
-  SmallDecoder d;
-  CompileOptions o;
-  o.fault = "uninit:/dec/conv_pre/Conv";
-  EXPECT_THROW(compile(d.g, "cuda", o), Unsupported);
-}
-
 TEST(CudaTarget, WithoutADeviceRunSaysWhy) {
   std::string why;
   if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not loadable: " << why;

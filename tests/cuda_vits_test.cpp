@@ -15,6 +15,7 @@
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "ref/interpreter.h"
+#include "test_util.h"
 #include "verify/parity.h"
 #include "vits.h"
 
@@ -122,13 +123,8 @@ TEST_P(CudaVits, EightCompilesInOneProcessGiveIdenticalBytes) {
   std::printf("%s: 8 compiles in one process, sha256 %s\n", c.name.c_str(), want.c_str());
 }
 
-std::string cli_binary() {
-  const char* b = std::getenv("LOCKSTEP_BINARY");
-  return b && *b ? b : LOCKSTEP_BINARY;
-}
-
 std::string sha_from_cli(const std::string& args) {
-  std::string cmd = cli_binary() + " run " + args + " --target cuda 2>&1";
+  std::string cmd = lockstep::testing::lockstep_binary() + " run " + args + " --target cuda 2>&1";
   FILE* f = popen(cmd.c_str(), "r");
   std::string out;
   char buf[512];

@@ -1,8 +1,10 @@
 // Small helpers shared by the test files.
 #pragma once
+#include <cstdlib>
 #include <functional>
 #include <string>
 
+#include "backend/cuda/cuda_device.h"
 #include "core/error.h"
 
 namespace lockstep::testing {
@@ -17,4 +19,23 @@ inline std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
+// The lockstep binary the CLI tests run: $LOCKSTEP_BINARY when set (a prebuilt tree on another
+// machine, as tools/gpu-check.sh runs), else the one this build made.
+inline std::string lockstep_binary() {
+  const char* b = std::getenv("LOCKSTEP_BINARY");
+  return b && *b ? b : LOCKSTEP_BINARY;
+}
+
+// Why `target` cannot execute in this process ("" when it can): CI has no GPU.
+inline std::string cannot_run(const std::string& target) {
+  return target == "cuda" ? cuda::unavailable_reason() : "";
+}
+
 }  // namespace lockstep::testing
+
+// Skips the test, with the reason shown, when the target cannot execute here.
+#define SKIP_UNLESS_RUNS(target)                                                                      \
+  do {                                                                                                \
+    std::string why_not = ::lockstep::testing::cannot_run(target);                                    \
+    if (!why_not.empty()) GTEST_SKIP() << "not run on " << (target) << " here: " << why_not;         \
+  } while (0)

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 
 #include "graph/builder.h"
 #include "ref/interpreter.h"
 #include "runtime/program.h"
+#include "test_util.h"
 #include "verify/bisect.h"
 #include "verify_cli.h"
 
@@ -59,14 +61,16 @@ struct Bisected {
   int compiles = -1;
 };
 
-Bisected bisect_decoder(const std::string& fault) {
+Bisected bisect_decoder(const std::string& fault, const std::string& target = "cpu") {
   Bisected b;
-  std::vector<std::string> args = {"bisect", model_file("decoder128"), "--target", "cpu", "--by", "all", "--seed-inputs", "vits"};
+  std::vector<std::string> args = {"bisect", model_file("decoder128"), "--target", target, "--by", "all", "--seed-inputs", "vits"};
   if (!fault.empty()) args.insert(args.end(), {"--inject-fault", fault});
   b.r = lockstep(args);
   b.verdict = b.r.line("verdict: ");
   std::string c = b.r.line("compiles: ");
   if (!c.empty()) b.compiles = std::stoi(c);
+  std::cout << "bisect " << target << " " << (fault.empty() ? "no fault" : fault) << ": " << b.verdict << " [" << c
+            << " compiles]\n";  // tools/gpu-check.sh tabulates these
   return b;
 }
 
@@ -83,8 +87,16 @@ TEST(VerifyBisect, Graph174WithoutFaultAgreesAndExitsZero) {
     EXPECT_NE(r.out.find(std::string(stage) + " "), std::string::npos) << stage;
 }
 
-TEST(VerifyBisect, KernelFaultNamesTheNodeAndNoPass) {
-  Bisected b = bisect_decoder("kernel:/dec/resblocks.4/convs1.1/Conv");
+// The runtime and kernel fault classes on the full decoder, on each target (cuda where it runs).
+class DecoderFaults : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(Targets, DecoderFaults, ::testing::Values("cpu", "cuda"),
+                         [](const auto& i) { return std::string(i.param); });
+
+TEST_P(DecoderFaults, KernelFaultNamesTheNodeAndNoPass) {
+  Bisected b = bisect_decoder("kernel:/dec/resblocks.4/convs1.1/Conv", GetParam());
   EXPECT_EQ(b.r.status, 1) << b.r.err;
   EXPECT_EQ(b.verdict.rfind("stage kernels: ", 0), 0u) << b.verdict;
   EXPECT_NE(b.verdict.find("; node /dec/resblocks.4/convs1.1/Conv ("), std::string::npos) << b.verdict;
@@ -93,8 +105,8 @@ TEST(VerifyBisect, KernelFaultNamesTheNodeAndNoPass) {
   EXPECT_LE(b.compiles, budget(kDecoderNodes)) << b.r.out;
 }
 
-TEST(VerifyBisect, UninitFaultNamesTheNodeAndItsUnwrittenOutput) {
-  Bisected b = bisect_decoder("uninit:/dec/ups.1/ConvTranspose");
+TEST_P(DecoderFaults, UninitFaultNamesTheNodeAndItsUnwrittenOutput) {
+  Bisected b = bisect_decoder("uninit:/dec/ups.1/ConvTranspose", GetParam());
   EXPECT_EQ(b.r.status, 1) << b.r.err;
   EXPECT_EQ(b.verdict.rfind("stage kernels: ", 0), 0u) << b.verdict;
   EXPECT_NE(b.verdict.find("; node /dec/ups.1/ConvTranspose leaves part of its output unwritten"), std::string::npos)
@@ -103,8 +115,8 @@ TEST(VerifyBisect, UninitFaultNamesTheNodeAndItsUnwrittenOutput) {
 }
 
 // The pass application the verdict must name: "pass #N NAME (NODES)", from the model's own log.
-std::string named_application(const Graph& g, const TensorMap& in, int n) {
-  auto p = compile(g, "cpu");
+std::string named_application(const Graph& g, const TensorMap& in, int n, const std::string& target = "cpu") {
+  auto p = compile(g, target);
   p->prepare(in);
   std::vector<std::string> log = p->pass_log();
   if (static_cast<int>(log.size()) < n) return "";
@@ -114,8 +126,8 @@ std::string named_application(const Graph& g, const TensorMap& in, int n) {
   return named + ")";
 }
 
-int pass_applications(const Graph& g, const TensorMap& in) {
-  auto p = compile(g, "cpu");
+int pass_applications(const Graph& g, const TensorMap& in, const std::string& target = "cpu") {
+  auto p = compile(g, target);
   p->prepare(in);
   return static_cast<int>(p->pass_log().size());
 }
@@ -140,39 +152,53 @@ TEST(VerifyBisect, PassFaultNamesTheApplication) {
 }
 
 // The same on the full decoder: about ten decoder compiles at other pass limits, about 140 s
-// with an empty kernel cache, so it runs with the sweep (ctest -L sweep, LOCKSTEP_SWEEP=full).
-TEST(VerifyBisect, PassFaultOnTheFullDecoderNamesTheApplication) {
+// with an empty kernel cache on cpu, so it runs with the sweep (ctest -L sweep,
+// LOCKSTEP_SWEEP=full); tools/gpu-check.sh runs it on cuda.
+TEST_P(DecoderFaults, PassFaultOnTheFullDecoderNamesTheApplication) {
   const char* sweep = std::getenv("LOCKSTEP_SWEEP");
   if (!sweep || std::string(sweep) != "full") GTEST_SKIP() << "sweep test: ctest -L sweep, or LOCKSTEP_SWEEP=full";
   Graph g = decoder128();
   TensorMap in = vits::seed_inputs(g, 128);
-  expect_pass_found(bisect_decoder("pass:141"), named_application(g, in, 141), pass_applications(g, in));
+  expect_pass_found(bisect_decoder("pass:141", GetParam()), named_application(g, in, 141, GetParam()),
+                    pass_applications(g, in, GetParam()));
 }
 
-TEST(VerifyBisect, StagingReuseNamesTheConstantsStageAndItsReaders) {
-  Bisected b = bisect_decoder("staging-reuse");
+// On cpu a constant is overwritten after its first reader ran; with real staging (cuda) the
+// upload itself is corrupted.
+TEST_P(DecoderFaults, StagingReuseNamesTheConstantsStageAndItsReaders) {
+  Bisected b = bisect_decoder("staging-reuse", GetParam());
   EXPECT_EQ(b.r.status, 1) << b.r.err;
-  const std::string head = "stage constants: resident bytes differ from the host after run 1: '";
+  const std::string head = std::string("stage constants: resident bytes differ from the host after ") +
+                           (GetParam() == "cpu" ? "run 1" : "upload") + ": '";
   ASSERT_EQ(b.verdict.rfind(head, 0), 0u) << b.verdict;
   std::string constant = b.verdict.substr(head.size(), b.verdict.find('\'', head.size()) - head.size());
-  // The named constant is an initializer of the model, and every node named reads it.
+  // The named constant is an initializer of the model. Every node named reads an initializer,
+  // and when the list is whole (one corrupted constant, as on cpu) it names each reader of it.
   Graph g = decoder128();
   int v = g.find_value(constant);
   ASSERT_GE(v, 0) << constant;
   EXPECT_TRUE(g.values[v].initializer);
   std::string readers = b.verdict.substr(b.verdict.find("read by ") + 8);
+  bool whole = readers.find(" in all)") == std::string::npos;
   int named = 0;
-  for (const Node& n : g.nodes)
-    if (std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end()) {
-      EXPECT_NE(readers.find(n.name), std::string::npos) << n.name;
-      ++named;
+  for (const Node& n : g.nodes) {
+    bool reads_it = std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end();
+    bool is_named = readers.find(n.name + ",") != std::string::npos || readers.find(n.name + ")") != std::string::npos;
+    if (whole && reads_it) {
+      EXPECT_TRUE(is_named) << n.name;
     }
-  EXPECT_GT(named, 0);
+    if (!is_named) continue;
+    ++named;
+    bool reads_constant = false;
+    for (int in : n.inputs) reads_constant |= in >= 0 && g.values[in].initializer;
+    EXPECT_TRUE(reads_constant) << n.name << " is named but reads no constant";
+  }
+  EXPECT_GT(named, 0) << readers;
   EXPECT_EQ(b.compiles, 1);
 }
 
-TEST(VerifyBisect, CacheByNameNamesTheAbaStage) {
-  Bisected b = bisect_decoder("cache-by-name");
+TEST_P(DecoderFaults, CacheByNameNamesTheAbaStage) {
+  Bisected b = bisect_decoder("cache-by-name", GetParam());
   EXPECT_EQ(b.r.status, 1) << b.r.err;
   EXPECT_EQ(b.verdict.rfind("stage A-B-A: ", 0), 0u) << b.verdict;
   EXPECT_NE(b.verdict.find("B after A: failed"), std::string::npos) << b.verdict;
@@ -183,7 +209,7 @@ TEST(VerifyBisect, CacheByNameNamesTheAbaStage) {
     std::stringstream cols(l);
     std::string target, stage, word;
     cols >> target;
-    if (target != "cpu") continue;
+    if (target != GetParam()) continue;
     while (cols >> word && word != "agree" && word != "DIFFER" && word != "skipped") stage += (stage.empty() ? "" : " ") + word;
     status[stage] = word;
   }

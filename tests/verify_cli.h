@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "frontend/onnx_export.h"
+#include "test_util.h"
 #include "vits.h"
 
 namespace lockstep::verify_test {
@@ -73,7 +74,7 @@ inline CliResult shell(const std::string& cmd) {
 }
 
 inline CliResult lockstep(const std::vector<std::string>& args) {
-  std::string cmd = shell_quote(LOCKSTEP_BINARY);
+  std::string cmd = shell_quote(lockstep::testing::lockstep_binary());
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   return shell(cmd);
 }

@@ -34,13 +34,26 @@ Graph add_graph() {
   return b.finish();
 }
 
-std::vector<float> run_with(const Graph& g, const std::string& fault, bool checked = false, int pass_limit = -1) {
+std::vector<float> run_on(const std::string& target, const Graph& g, const std::string& fault, bool checked = false,
+                          int pass_limit = -1) {
   CompileOptions o;
   o.fault = fault;
   o.checked = checked;
   o.pass_limit = pass_limit;
-  return values(compile(g, "cpu", o)->run({{"x", row(kX)}})[0]);
+  return values(compile(g, target, o)->run({{"x", row(kX)}})[0]);
 }
+
+std::vector<float> run_with(const Graph& g, const std::string& fault, bool checked = false, int pass_limit = -1) {
+  return run_on("cpu", g, fault, checked, pass_limit);
+}
+
+// The faults every target plants the same way, on each target (cuda where it can run).
+class TargetFaults : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(Targets, TargetFaults, ::testing::Values("cpu", "cuda"),
+                         [](const auto& i) { return std::string(i.param); });
 
 TEST(VerifyFaults, ParseKnowsEachKindAndRejectsTheRest) {
   EXPECT_EQ(parse_fault("").kind, Fault::None);
@@ -64,21 +77,27 @@ TEST(VerifyFaults, NodeFaultMustNameANodeOfTheModel) {
   EXPECT_NE(error_of([&] { check_fault_applies("uninit:mul", g); }).find("no node named 'mul'"), std::string::npos);
 }
 
-TEST(VerifyFaults, KernelFaultReadsTheLargestInputOffByOne) {
+TEST_P(TargetFaults, KernelFaultReadsTheLargestInputOffByOne) {
   // x and c are the same size; the first load in the tree (x) moves: y[i] = x[min(i+1, 7)] + c[i].
-  std::vector<float> y = run_with(add_graph(), "kernel:add");
+  std::vector<float> y = run_on(GetParam(), add_graph(), "kernel:add");
   for (int i = 0; i < 8; ++i) EXPECT_EQ(y[i], kX[std::min(i + 1, 7)] + kC[i]) << i;
   // Another graph without that node compiles correctly.
-  std::vector<float> clean = run_with(add_graph(), "kernel:other");
+  std::vector<float> clean = run_on(GetParam(), add_graph(), "kernel:other");
   for (int i = 0; i < 8; ++i) EXPECT_EQ(clean[i], kX[i] + kC[i]);
 }
 
-TEST(VerifyFaults, UninitLeavesTheSecondHalfOfTheOutputUnwritten) {
+TEST_P(TargetFaults, UninitLeavesTheSecondHalfOfTheOutputUnwritten) {
+  std::vector<float> poisoned = run_on(GetParam(), add_graph(), "uninit:add", /*checked=*/true);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(poisoned[i], kX[i] + kC[i]) << i;
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(poisoned[i])) << "checked mode poisons unwritten memory";
+  std::vector<float> clean = run_on(GetParam(), add_graph(), "uninit:other", /*checked=*/true);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(clean[i], kX[i] + kC[i]) << i;
+}
+
+TEST(VerifyFaults, UninitOnCpuKeepsFreshOutputMemory) {
   std::vector<float> y = run_with(add_graph(), "uninit:add");
   for (int i = 0; i < 4; ++i) EXPECT_EQ(y[i], kX[i] + kC[i]);
   for (int i = 4; i < 8; ++i) EXPECT_EQ(y[i], 0.0f) << "fresh output memory is zero";
-  std::vector<float> poisoned = run_with(add_graph(), "uninit:add", /*checked=*/true);
-  for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(poisoned[i])) << "checked mode poisons unwritten memory";
 }
 
 // z = Slice(x, 2..6) + 1: the slice is a view, inlined into the Add by application #1.
@@ -97,18 +116,18 @@ Graph slice_graph() {
   return b.finish();
 }
 
-TEST(VerifyFaults, PassFaultOffsetsTheInlinedIndexOfThatApplicationOnly) {
+TEST_P(TargetFaults, PassFaultOffsetsTheInlinedIndexOfThatApplicationOnly) {
   Graph g = slice_graph();
-  auto p = compile(g, "cpu");
+  auto p = compile(g, GetParam());
   p->run({{"x", row(kX)}});
   ASSERT_FALSE(p->pass_log().empty());
   EXPECT_NE(p->pass_log()[0].find("#1 inline-view"), std::string::npos) << p->pass_log()[0];
   // The Add reads the slice at i+1 (clamped to the slice's 4 elements): z[i] = x[2 + min(i+1, 3)] + 1.
-  std::vector<float> z = run_with(g, "pass:1");
+  std::vector<float> z = run_on(GetParam(), g, "pass:1");
   ASSERT_EQ(z.size(), 4u);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(z[i], kX[2 + std::min(i + 1, 3)] + 1) << i;
   // With the application skipped (--pass-limit 0) the bug is not applied.
-  std::vector<float> clean = run_with(g, "pass:1", false, 0);
+  std::vector<float> clean = run_on(GetParam(), g, "pass:1", false, 0);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(clean[i], kX[2 + i] + 1) << i;
   EXPECT_NE(error_of([&] { check_pass_fault("pass:99", p->pass_log()); }).find("only"), std::string::npos);
 }
@@ -151,19 +170,21 @@ Graph binary_graph(const std::string& op) {
   return b.finish();
 }
 
-TEST(VerifyFaults, CacheByNameHandsTheFirstModuleToLaterCompiles) {
+// The only in-process cache-by-name compiles of the test binary: the fault's slot is the process's.
+TEST_P(TargetFaults, CacheByNameHandsTheFirstModuleToLaterCompiles) {
+  const std::string t = GetParam();
   CompileOptions o;
   o.fault = "cache-by-name";
-  std::vector<float> a = values(compile(binary_graph("Add"), "cpu", o)->run({{"x", row(kX)}})[0]);
+  std::vector<float> a = values(compile(binary_graph("Add"), t, o)->run({{"x", row(kX)}})[0]);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(a[i], kX[i] + kC[i]);
   // A Mul with the same buffers runs the Add's stale module.
-  std::vector<float> m = values(compile(binary_graph("Mul"), "cpu", o)->run({{"x", row(kX)}})[0]);
+  std::vector<float> m = values(compile(binary_graph("Mul"), t, o)->run({{"x", row(kX)}})[0]);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(m[i], kX[i] + kC[i]) << "stale module";
   // A program with other buffers is refused instead of run out of bounds.
-  EXPECT_NE(error_of([&] { compile(slice_graph(), "cpu", o)->run({{"x", row(kX)}}); }).find("stale cache entry"),
+  EXPECT_NE(error_of([&] { compile(slice_graph(), t, o)->run({{"x", row(kX)}}); }).find("stale cache entry"),
             std::string::npos);
   // Without the fault, content keys keep them apart.
-  std::vector<float> ok = values(compile(binary_graph("Mul"), "cpu")->run({{"x", row(kX)}})[0]);
+  std::vector<float> ok = values(compile(binary_graph("Mul"), t)->run({{"x", row(kX)}})[0]);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(ok[i], kX[i] * kC[i]);
 }
 

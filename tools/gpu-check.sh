@@ -28,6 +28,7 @@ fi
 BIN=$(cd "$BIN" && pwd)
 export LD_LIBRARY_PATH="$BIN/lib:$BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LOCKSTEP_BINARY="$BIN/lockstep"
+export LOCKSTEP_SWEEP=full  # the decoder's pass-fault search (a sweep on cpu) runs on cuda here
 export XDG_CACHE_HOME="$WORK/cache"  # a cold kernel cache: the first compile is timed honestly
 LS="$BIN/lockstep"
 
@@ -79,6 +80,9 @@ GROUPS_=(
   "flow192:Seed/CudaVits.*/flow192_T173_halfmask"
   "flow:Seed/CudaVits.*/flow"
   "cuts:Seed/CudaVits.*/cut170:Seed/CudaVits.*/cut174"
+  "faults1:*TargetFaults*/cuda:*CheckFaults*/cuda:*DecoderFaults.KernelFault*/cuda"
+  "faults2:*DecoderFaults.Uninit*/cuda:*DecoderFaults.StagingReuse*/cuda:*DecoderFaults.CacheByName*/cuda"
+  "faults3:*DecoderFaults.PassFault*/cuda"
 )
 echo "== GPU test suite (${#GROUPS_[@]} groups in parallel) and CLI checks on the decoder"
 t0=$(secs)
@@ -138,6 +142,18 @@ for g in cut170 cut174 flow decoder128 flow192_T173_halfmask; do
 done
 aba=$(grep -m1 'A-B-A cache 1' "$G")
 row "A-B-A 170 -> 174 -> 170" "$(grep -q 'OK \] CudaVitsSequence' "$G" && echo pass || echo FAIL)" "${aba#A-B-A cache 1: }"
+for pair in kernel:KernelFaultNamesTheNodeAndNoPass uninit:UninitFaultNamesTheNodeAndItsUnwrittenOutput \
+  pass:PassFaultOnTheFullDecoderNamesTheApplication \
+  staging-reuse:StagingReuseNamesTheConstantsStageAndItsReaders cache-by-name:CacheByNameNamesTheAbaStage; do
+  kind=${pair%%:*}
+  v=$(grep -m1 "^bisect cuda $kind" "$G" | sed "s/^bisect cuda //")
+  grep -q "OK \] Targets/DecoderFaults.${pair#*:}/cuda " "$G" && st=pass || st=FAIL
+  row "bisect --by all cuda $kind" "$st" "$(echo "${v:-no verdict printed}" | cut -c1-160)"
+done
+tf=$(grep -c 'OK \] Targets/\(TargetFaults\|CheckFaults\)\.[A-Za-z]*/cuda' "$G")
+ff=$(grep -c 'FAILED  \] Targets/\(TargetFaults\|CheckFaults\)\.[A-Za-z]*/cuda' "$G")
+[ "$ff" = 0 ] && [ "$tf" -gt 0 ] && st=pass || st=FAIL
+row "planted faults + check rows on cuda" "$st" "$tf passed, $ff failed"
 dt=$(grep -m1 'decoder128 per run' "$G")
 [ -n "$dt" ] && row "decoder in-process per run" "info" "${dt#*: }"
 grep -h '^\[  FAILED  \]\|Failure$' -A3 "$LOG"/gtest_*.log | head -40 >"$LOG/failures.txt"

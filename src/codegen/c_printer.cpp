@@ -167,4 +167,10 @@ std::string CPrinter::comment(const Kernel& k) const {
   return s + "\n";
 }
 
+std::string CPrinter::buffer_bytes_init(const Plan& p) {
+  std::string s = "{";
+  for (size_t b = 0; b < p.buffers.size(); ++b) s += (b ? ", " : "") + std::to_string(p.buffers[b].bytes());
+  return s + (p.buffers.empty() ? "0}" : "}");
+}
+
 }  // namespace lockstep::codegen

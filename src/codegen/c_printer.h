@@ -32,6 +32,8 @@ class CPrinter {
   std::string out_index(const Shape& s) const;  // row-major flat index of v0..v{r-1}
   std::string comment(const kir::Kernel& k) const;
   static std::string buf_name(int b) { return "b" + std::to_string(b); }
+  // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
+  static std::string buffer_bytes_init(const kir::Plan& p);
 };
 
 }  // namespace lockstep::codegen

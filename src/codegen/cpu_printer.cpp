@@ -96,10 +96,8 @@ std::string CpuPrinter::epilogue(const Plan& p) const {
   if (p.kernels.empty()) s += "nullptr";
   s += "};\nextern const int ls_kernel_count;\nconst int ls_kernel_count = " + std::to_string(p.kernels.size()) + ";\n";
   // Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.
-  s += "extern const long long ls_buffer_bytes[];\nconst long long ls_buffer_bytes[] = {";
-  for (size_t b = 0; b < p.buffers.size(); ++b) s += (b ? ", " : "") + std::to_string(p.buffers[b].bytes());
-  if (p.buffers.empty()) s += "0";
-  s += "};\nextern const int ls_buffer_count;\nconst int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
+  s += "extern const long long ls_buffer_bytes[];\nconst long long ls_buffer_bytes[] = " + buffer_bytes_init(p);
+  s += ";\nextern const int ls_buffer_count;\nconst int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
   s += "void ls_set_threads(int n) { ls_threads = n; }\n}\n";
   return s;
 }

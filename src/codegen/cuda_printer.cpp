@@ -100,7 +100,14 @@ std::string cuda_program_source(const Plan& p) {
   CudaPrinter printer;
   std::string src = printer.prelude();
   for (const Kernel& k : p.kernels) src += "\n" + printer.kernel(p, k);
-  return src;
+  return src + "\n" + printer.epilogue(p);
+}
+
+std::string CudaPrinter::epilogue(const Plan& p) const {
+  size_t n = p.buffers.empty() ? 1 : p.buffers.size();
+  return "// Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.\n"
+         "extern \"C\" __device__ long long ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) + ";\n"
+         "extern \"C\" __device__ int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
 }
 
 }  // namespace lockstep::codegen

@@ -14,12 +14,14 @@ class CudaPrinter : public CPrinter {
  public:
   std::string kernel(const kir::Plan& p, const kir::Kernel& k) const override;
   std::string prelude() const override;
+  // After the kernels: the buffer sizes the module was built for, as device globals.
+  std::string epilogue(const kir::Plan& p) const;
 };
 
 // Buffers a kernel takes as parameters, in order: its output, then what it reads.
 std::vector<int> cuda_kernel_params(const kir::Kernel& k);
 
-// Prelude + every kernel: the translation unit NVRTC compiles.
+// Prelude + every kernel + epilogue: the translation unit NVRTC compiles.
 std::string cuda_program_source(const kir::Plan& p);
 
 }  // namespace lockstep::codegen

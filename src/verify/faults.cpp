@@ -16,7 +16,8 @@ const char* const kFaultHelp =
     "  kernel:NODE    the kernel computing ONNX node NODE reads one input off by one\n"
     "  pass:N         pass application #N inlines at an index off by one\n"
     "                 (N counts the applications of each compile, see --print-pass-log)\n"
-    "  cache-by-name  the in-process module cache is keyed by a fixed name, not content, so a\n"
+    "  cache-by-name  the in-process module (cpu) or device-code (cuda) cache is keyed by a\n"
+    "                 fixed name, not content, so a\n"
     "                 later compile of a different program reuses a stale module\n"
     "  uninit:NODE    NODE's kernel writes only the first half of its output buffer";
 

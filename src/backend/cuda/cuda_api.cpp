@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "core/error.h"
@@ -11,12 +13,25 @@ namespace lockstep::cuda {
 
 namespace {
 
-// Fills `fn` from `lib`; false (with `missing` set) when a symbol is absent.
+// One entry point to resolve: where its pointer goes, and its exported name.
+struct Symbol {
+  void* slot;
+  const char* name;
+};
+
 template <class F>
-bool bind(void* lib, F& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn && missing.empty()) missing = name;
-  return fn != nullptr;
+Symbol sym(F& fn, const char* name) {
+  return {reinterpret_cast<void*>(&fn), name};
+}
+
+// Fills every slot from `lib`; the name of the first symbol it lacks, or "".
+std::string bind_all(void* lib, std::initializer_list<Symbol> symbols) {
+  for (const Symbol& s : symbols) {
+    void* p = dlsym(lib, s.name);
+    if (!p) return s.name;
+    std::memcpy(s.slot, &p, sizeof p);  // a function pointer's bytes, as dlsym hands them out
+  }
+  return "";
 }
 
 struct DriverLoad {
@@ -34,45 +49,48 @@ const DriverLoad& load_driver() {
       r.why = "no NVIDIA driver: libcuda.so.1 could not be loaded (" + std::string(e ? e : "not found") + ")";
       return r;
     }
-    std::string m;
     Driver& d = r.d;
     // Versioned names: the unversioned symbols keep their old ABI for old binaries.
-    bind(lib, d.cuInit, "cuInit", m);
-    bind(lib, d.cuDriverGetVersion, "cuDriverGetVersion", m);
-    bind(lib, d.cuDeviceGetCount, "cuDeviceGetCount", m);
-    bind(lib, d.cuDeviceGet, "cuDeviceGet", m);
-    bind(lib, d.cuDeviceGetName, "cuDeviceGetName", m);
-    bind(lib, d.cuDeviceGetAttribute, "cuDeviceGetAttribute", m);
-    bind(lib, d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", m);
-    bind(lib, d.cuCtxSetCurrent, "cuCtxSetCurrent", m);
-    bind(lib, d.cuGetErrorName, "cuGetErrorName", m);
-    bind(lib, d.cuGetErrorString, "cuGetErrorString", m);
-    bind(lib, d.cuMemAlloc, "cuMemAlloc_v2", m);
-    bind(lib, d.cuMemFree, "cuMemFree_v2", m);
-    bind(lib, d.cuMemHostAlloc, "cuMemHostAlloc", m);
-    bind(lib, d.cuMemFreeHost, "cuMemFreeHost", m);
-    bind(lib, d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", m);
-    bind(lib, d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", m);
-    bind(lib, d.cuMemsetD8Async, "cuMemsetD8Async", m);
-    bind(lib, d.cuStreamCreate, "cuStreamCreate", m);
-    bind(lib, d.cuStreamDestroy, "cuStreamDestroy_v2", m);
-    bind(lib, d.cuStreamSynchronize, "cuStreamSynchronize", m);
-    bind(lib, d.cuEventCreate, "cuEventCreate", m);
-    bind(lib, d.cuEventDestroy, "cuEventDestroy_v2", m);
-    bind(lib, d.cuEventRecord, "cuEventRecord", m);
-    bind(lib, d.cuEventSynchronize, "cuEventSynchronize", m);
-    bind(lib, d.cuLaunchHostFunc, "cuLaunchHostFunc", m);
-    bind(lib, d.cuModuleLoadData, "cuModuleLoadData", m);
-    bind(lib, d.cuModuleUnload, "cuModuleUnload", m);
-    bind(lib, d.cuModuleGetFunction, "cuModuleGetFunction", m);
-    bind(lib, d.cuFuncGetAttribute, "cuFuncGetAttribute", m);
-    bind(lib, d.cuLaunchKernel, "cuLaunchKernel", m);
-    bind(lib, d.cuStreamBeginCapture, "cuStreamBeginCapture_v2", m);
-    bind(lib, d.cuStreamEndCapture, "cuStreamEndCapture", m);
-    bind(lib, d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", m);
-    bind(lib, d.cuGraphLaunch, "cuGraphLaunch", m);
-    bind(lib, d.cuGraphDestroy, "cuGraphDestroy", m);
-    bind(lib, d.cuGraphExecDestroy, "cuGraphExecDestroy", m);
+    std::string m = bind_all(lib, {
+        sym(d.cuInit, "cuInit"),
+        sym(d.cuDriverGetVersion, "cuDriverGetVersion"),
+        sym(d.cuDeviceGetCount, "cuDeviceGetCount"),
+        sym(d.cuDeviceGet, "cuDeviceGet"),
+        sym(d.cuDeviceGetName, "cuDeviceGetName"),
+        sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute"),
+        sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+        sym(d.cuCtxSetCurrent, "cuCtxSetCurrent"),
+        sym(d.cuGetErrorName, "cuGetErrorName"),
+        sym(d.cuGetErrorString, "cuGetErrorString"),
+        sym(d.cuMemAlloc, "cuMemAlloc_v2"),
+        sym(d.cuMemFree, "cuMemFree_v2"),
+        sym(d.cuMemHostAlloc, "cuMemHostAlloc"),
+        sym(d.cuMemFreeHost, "cuMemFreeHost"),
+        sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+        sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+        sym(d.cuMemsetD8Async, "cuMemsetD8Async"),
+        sym(d.cuStreamCreate, "cuStreamCreate"),
+        sym(d.cuStreamDestroy, "cuStreamDestroy_v2"),
+        sym(d.cuStreamSynchronize, "cuStreamSynchronize"),
+        sym(d.cuEventCreate, "cuEventCreate"),
+        sym(d.cuEventDestroy, "cuEventDestroy_v2"),
+        sym(d.cuEventRecord, "cuEventRecord"),
+        sym(d.cuEventSynchronize, "cuEventSynchronize"),
+        sym(d.cuLaunchHostFunc, "cuLaunchHostFunc"),
+        sym(d.cuModuleLoadData, "cuModuleLoadData"),
+        sym(d.cuModuleUnload, "cuModuleUnload"),
+        sym(d.cuModuleGetFunction, "cuModuleGetFunction"),
+        sym(d.cuFuncGetAttribute, "cuFuncGetAttribute"),
+        sym(d.cuLaunchKernel, "cuLaunchKernel"),
+        sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
+        sym(d.cuStreamEndCapture, "cuStreamEndCapture"),
+        sym(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
+        sym(d.cuGraphLaunch, "cuGraphLaunch"),
+        sym(d.cuGraphDestroy, "cuGraphDestroy"),
+        sym(d.cuGraphExecDestroy, "cuGraphExecDestroy"),
+        sym(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+        sym(d.cuModuleGetGlobal, "cuModuleGetGlobal_v2"),
+        sym(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2")});
     if (!m.empty()) {
       r.why = "the NVIDIA driver is too old: libcuda.so.1 has no " + m;
       return r;
@@ -113,21 +131,21 @@ const NvrtcLoad& load_nvrtc() {
       r.why = "NVRTC not found (tried " + tried + "; set LOCKSTEP_NVRTC to its path)";
       return r;
     }
-    std::string m;
     Nvrtc& n = r.n;
-    bind(lib, n.nvrtcVersion, "nvrtcVersion", m);
-    bind(lib, n.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", m);
-    bind(lib, n.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", m);
-    bind(lib, n.nvrtcCreateProgram, "nvrtcCreateProgram", m);
-    bind(lib, n.nvrtcDestroyProgram, "nvrtcDestroyProgram", m);
-    bind(lib, n.nvrtcCompileProgram, "nvrtcCompileProgram", m);
-    bind(lib, n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", m);
-    bind(lib, n.nvrtcGetProgramLog, "nvrtcGetProgramLog", m);
-    bind(lib, n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", m);
-    bind(lib, n.nvrtcGetCUBIN, "nvrtcGetCUBIN", m);
-    bind(lib, n.nvrtcGetPTXSize, "nvrtcGetPTXSize", m);
-    bind(lib, n.nvrtcGetPTX, "nvrtcGetPTX", m);
-    bind(lib, n.nvrtcGetErrorString, "nvrtcGetErrorString", m);
+    std::string m = bind_all(lib, {
+        sym(n.nvrtcVersion, "nvrtcVersion"),
+        sym(n.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"),
+        sym(n.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
+        sym(n.nvrtcCreateProgram, "nvrtcCreateProgram"),
+        sym(n.nvrtcDestroyProgram, "nvrtcDestroyProgram"),
+        sym(n.nvrtcCompileProgram, "nvrtcCompileProgram"),
+        sym(n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
+        sym(n.nvrtcGetProgramLog, "nvrtcGetProgramLog"),
+        sym(n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
+        sym(n.nvrtcGetCUBIN, "nvrtcGetCUBIN"),
+        sym(n.nvrtcGetPTXSize, "nvrtcGetPTXSize"),
+        sym(n.nvrtcGetPTX, "nvrtcGetPTX"),
+        sym(n.nvrtcGetErrorString, "nvrtcGetErrorString")});
     if (!m.empty()) {
       r.why = "NVRTC at " + r.n.path + " is too old: no " + m;
       return r;

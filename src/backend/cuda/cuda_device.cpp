@@ -1,5 +1,6 @@
 #include "backend/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -96,23 +97,52 @@ LoadedModule::~LoadedModule() {
   if (module) dev->api().cuModuleUnload(module);
 }
 
+namespace {
+
+// The buffer sizes a module was built for, from its ls_buffer_bytes and ls_buffer_count.
+std::vector<long long> module_buffer_bytes(const Device& d, CUmodule m) {
+  CUdeviceptr table = 0, count_at = 0;
+  size_t table_bytes = 0, count_bytes = 0;
+  int count = -1;
+  if (d.api().cuModuleGetGlobal(&table, &table_bytes, m, "ls_buffer_bytes") ||
+      d.api().cuModuleGetGlobal(&count_at, &count_bytes, m, "ls_buffer_count") || count_bytes != sizeof count)
+    return {};
+  check(d.api().cuMemcpyDtoH(&count, count_at, sizeof count), "cuMemcpyDtoH(ls_buffer_count)");
+  std::vector<long long> sizes(table_bytes / sizeof(long long));
+  if (!sizes.empty()) check(d.api().cuMemcpyDtoH(sizes.data(), table, table_bytes), "cuMemcpyDtoH(ls_buffer_bytes)");
+  sizes.resize(std::min(sizes.size(), static_cast<size_t>(std::max(count, 0))));
+  return sizes;
+}
+
+}  // namespace
+
 std::shared_ptr<LoadedModule> load_module(const Device& d, const DeviceCode& code, const std::vector<std::string>& names,
-                                          bool use_cache) {
+                                          const std::vector<long long>& buffer_bytes, bool use_cache) {
   static std::mutex mu;
   static std::map<std::string, std::weak_ptr<LoadedModule>> loaded;  // keyed by content, never by name
   std::lock_guard<std::mutex> lock(mu);
-  if (use_cache)
-    if (auto m = loaded[code.key].lock()) return m;
-  auto m = std::make_shared<LoadedModule>();
-  m->dev = &d;
-  m->key = code.key;
-  check(d.api().cuModuleLoadData(&m->module, code.image.c_str()), "cuModuleLoadData");
-  for (const std::string& n : names) {
-    CUfunction f = nullptr;
-    check(d.api().cuModuleGetFunction(&f, m->module, n.c_str()), ("cuModuleGetFunction(" + n + ")").c_str());
-    m->functions.push_back(f);
+  std::shared_ptr<LoadedModule> m = use_cache ? loaded[code.key].lock() : nullptr;
+  if (!m) {
+    m = std::make_shared<LoadedModule>();
+    m->dev = &d;
+    m->key = code.key;
+    check(d.api().cuModuleLoadData(&m->module, code.image.c_str()), "cuModuleLoadData");
+    m->buffer_bytes = module_buffer_bytes(d, m->module);
+    if (use_cache) loaded[code.key] = m;
   }
-  if (use_cache) loaded[code.key] = m;
+  // The module must be the one built for this plan: a wrong one would index past buffers.
+  if (m->buffer_bytes != buffer_bytes)
+    throw Error("cuda: the module cache returned a module built for a different program (" +
+                std::to_string(m->buffer_bytes.size()) + " buffers, this plan has " +
+                std::to_string(buffer_bytes.size()) + "): a stale cache entry");
+  if (m->functions.size() != names.size()) {  // a module shared by key has the same kernels
+    m->functions.clear();
+    for (const std::string& n : names) {
+      CUfunction f = nullptr;
+      check(d.api().cuModuleGetFunction(&f, m->module, n.c_str()), ("cuModuleGetFunction(" + n + ")").c_str());
+      m->functions.push_back(f);
+    }
+  }
   return m;
 }
 

@@ -61,11 +61,13 @@ struct LoadedModule {
   std::string key;
   CUmodule module = nullptr;
   std::vector<CUfunction> functions;  // in the order of the names asked for
+  std::vector<long long> buffer_bytes;  // the module's own ls_buffer_bytes: the plan it was built for
   ~LoadedModule();
 };
 
 // Loads `code` and looks up `names`; a module already loaded for the same key is shared.
+// Throws when the module was built for buffers other than `buffer_bytes` (a stale cache entry).
 std::shared_ptr<LoadedModule> load_module(const Device& d, const DeviceCode& code, const std::vector<std::string>& names,
-                                          bool use_cache);
+                                          const std::vector<long long>& buffer_bytes, bool use_cache);
 
 }  // namespace lockstep::cuda

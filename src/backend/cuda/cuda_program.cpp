@@ -36,11 +36,7 @@ class CudaProgram : public Program {
   CudaProgram(const Graph& g, const CompileOptions& o) : graph_(g), opts_(o) {
     std::string why;
     if (!nvrtc(&why)) throw Error("target 'cuda' is unavailable: " + why);
-    Fault f = parse_fault(o.fault);
-    if (f.kind == Fault::Uninit || f.kind == Fault::CacheByName)
-      throw Unsupported("target 'cuda' cannot plant the fault '" + o.fault +
-                        "' (it plants staging-reuse, kernel:NODE and pass:N)");
-    reuse_fault_ = f.kind == Fault::StagingReuse;
+    fault_ = parse_fault(o.fault);
     dev_ = Device::get(&why_no_device_);
   }
   ~CudaProgram() override { release(); }
@@ -91,6 +87,7 @@ class CudaProgram : public Program {
     codegen::CudaPrinter printer;
     std::vector<std::pair<std::string, std::string>> files = {{"prelude.cuh", printer.prelude()}};
     for (const kir::Kernel& k : plan_.kernels) files.emplace_back(k.name + ".cu", printer.kernel(plan_, k));
+    files.emplace_back("epilogue.cu", printer.epilogue(plan_));
     files.emplace_back("program.cu", source_);  // the translation unit NVRTC compiled
     return files;
   }
@@ -111,7 +108,8 @@ class CudaProgram : public Program {
     mem_ = plan_memory(plan_);
     if (opts_.checked) check_memory_plan(plan_, mem_);
     source_ = codegen::cuda_program_source(plan_);
-    code_ = cached_device_code(source_, dev_ ? dev_->limits().cc : default_compute_capability(), opts_.use_cache);
+    code_ = cached_device_code(source_, dev_ ? dev_->limits().cc : default_compute_capability(), opts_.use_cache,
+                               fault_.kind == Fault::CacheByName);
     spec_ = s;
     if (!dev_) return;
     try {
@@ -128,9 +126,13 @@ class CudaProgram : public Program {
     dev_->make_current();
     std::vector<std::string> names;
     for (const kir::Kernel& k : plan_.kernels) names.push_back(k.name);
-    module_ = load_module(*dev_, *code_, names, opts_.use_cache);
+    std::vector<long long> sizes;
+    for (const kir::Buffer& b : plan_.buffers) sizes.push_back(static_cast<long long>(b.bytes()));
+    module_ = load_module(*dev_, *code_, names, sizes, opts_.use_cache);
     layout_ = layout_device_memory(plan_, mem_, opts_.checked);
     block_ = std::make_unique<DeviceBuffer>(*dev_, static_cast<size_t>(layout_.total));
+    if ((uninit_kernel_ = uninit_kernel(plan_, fault_)) >= 0)
+      kept_ = std::make_unique<DeviceBuffer>(*dev_, plan_.buffers[plan_.kernels[uninit_kernel_].out].bytes());
     check(api().cuStreamCreate(&stream_, kStreamNonBlocking), "cuStreamCreate");
     bind_launches();
     if (opts_.checked) guard_regions();
@@ -163,7 +165,7 @@ class CudaProgram : public Program {
   }
 
   void upload_constants() {
-    UploadBatch batch(staging(), stream_, reuse_fault_);
+    UploadBatch batch(staging(), stream_, fault_.kind == Fault::StagingReuse);
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       if (plan_.buffers[b].kind == kir::Buffer::Constant)
         batch.upload(address(b), plan_.buffers[b].data->bytes.data(), plan_.buffers[b].bytes());
@@ -182,7 +184,7 @@ class CudaProgram : public Program {
     need_device();
     prepare(inputs);
     dev_->make_current();
-    UploadBatch batch(staging(), stream_, reuse_fault_);
+    UploadBatch batch(staging(), stream_, fault_.kind == Fault::StagingReuse);
     for (size_t b = 0; b < plan_.buffers.size(); ++b) {
       const kir::Buffer& buf = plan_.buffers[b];
       if (buf.kind != kir::Buffer::Input) continue;
@@ -200,13 +202,27 @@ class CudaProgram : public Program {
     }
     for (size_t k = 0; k < launches_.size(); ++k) {
       Launch& l = launches_[k];
+      unwritten_half(k, true);
       if (!l.empty)
         check(api().cuLaunchKernel(l.fn, l.shape.grid, 1, 1, l.shape.block, 1, 1, l.shape.dynamic_shared, stream_,
                                    l.params.data(), nullptr),
               ("cuLaunchKernel(" + plan_.kernels[k].name + ")").c_str());
+      unwritten_half(k, false);
       if (capture) capture_group(k);
       if (opts_.checked) poison_dead(static_cast<int>(k));
     }
+  }
+
+  // The planted uninit:NODE fault: the second half of the kernel's output is saved before the
+  // launch and put back after it, so it keeps whatever bytes were there (poison when checked).
+  void unwritten_half(size_t k, bool before) {
+    if (static_cast<int>(k) != uninit_kernel_) return;
+    const kir::Buffer& buf = plan_.buffers[plan_.kernels[k].out];
+    size_t half = buf.bytes() / 2, rest = buf.bytes() - half;
+    CUdeviceptr out = address(plan_.kernels[k].out) + half;
+    if (!rest) return;
+    if (before) check(api().cuMemcpyDtoDAsync(kept_->ptr(), out, rest, stream_), "cuMemcpyDtoDAsync (uninit fault)");
+    else check(api().cuMemcpyDtoDAsync(out, kept_->ptr(), rest, stream_), "cuMemcpyDtoDAsync (uninit fault)");
   }
 
   void capture_group(size_t k) {
@@ -288,6 +304,7 @@ class CudaProgram : public Program {
     if (stream_) api().cuStreamDestroy(stream_);
     stream_ = nullptr;
     block_.reset();
+    kept_.reset();
     launches_.clear();
     module_.reset();
   }
@@ -307,7 +324,9 @@ class CudaProgram : public Program {
   CompileOptions opts_;
   std::string name_ = "cuda";
   Device* dev_ = nullptr;
-  bool reuse_fault_ = false;  // the staging-reuse fault: uploads skip the slot wait
+  Fault fault_;  // a planted test fault (--inject-fault), or none
+  int uninit_kernel_ = -1;               // uninit:NODE: the kernel that leaves half its output unwritten
+  std::unique_ptr<DeviceBuffer> kept_;   // ... and where that half's old bytes wait during its launch
   std::string why_no_device_;
   Specialisation spec_;
   kir::Plan plan_;

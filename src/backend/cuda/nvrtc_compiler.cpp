@@ -135,7 +135,15 @@ int default_compute_capability() {
   return 90;
 }
 
-std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, int cc, bool use_cache) {
+std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, int cc, bool use_cache,
+                                                     bool key_by_name) {
+  if (key_by_name && use_cache) {  // the first program's code is handed to every later compile
+    static std::mutex mu;
+    static std::shared_ptr<const DeviceCode> by_name;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!by_name) by_name = cached_device_code(source, cc, use_cache);
+    return by_name;
+  }
   if (!use_cache) return std::make_shared<const DeviceCode>(nvrtc_compile(source, cc));
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const DeviceCode>> memory;  // by content, never by name

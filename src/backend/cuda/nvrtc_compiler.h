@@ -23,8 +23,10 @@ std::vector<std::string> nvrtc_options(int cc, bool* cubin = nullptr);
 // or when NVRTC cannot be loaded.
 DeviceCode nvrtc_compile(const std::string& source, int cc);
 
-// nvrtc_compile through the memory and disk caches (`use_cache` false: neither).
-std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, int cc, bool use_cache);
+// nvrtc_compile through the memory and disk caches (`use_cache` false: neither). `key_by_name`
+// is the planted bug of --inject-fault cache-by-name: one slot for every program in the process.
+std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, int cc, bool use_cache,
+                                                     bool key_by_name = false);
 
 // "$XDG_CACHE_HOME/lockstep/cuda" (or ~/.cache/lockstep/cuda).
 std::string cuda_cache_dir();

@@ -126,6 +126,9 @@ TEST(VerifyCheck, FullDecoderAgreesAndExitsZero) {
   CliResult r = lockstep({"check", model_file("decoder128"), "--targets", "cpu", "--seed-inputs", "vits", "--fresh", "1"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.line("verdict: ").find("agree"), std::string::npos) << r.out;
+  // Not a terminal: one progress line per step, the last one "7/7" (6 stages + the reference).
+  EXPECT_NE(r.err.find("[1/7 "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[7/7 "), std::string::npos) << r.err;
 }
 
 // Each fault class, and the row of `check` that must catch it, on the first coupling layer's

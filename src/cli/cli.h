@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/compile_options.h"
 #include "cli/inputs.h"
 #include "graph/graph.h"
 #include "verify/check.h"
@@ -40,6 +41,26 @@ std::vector<std::string> split_targets(const std::string& list);
 Tolerances parse_tolerances(const std::vector<std::string>& texts, const Graph& g);
 std::string self_binary();  // this executable, for fresh processes
 extern const char* const kMetricsHelp;
+
+// The flags check, bisect and reduce share, and what they load from them.
+struct VerifyFlags {
+  std::string model, ref = "ref", aba, json, html;
+  InputSpec inputs;
+  CompileFlags compile;
+  std::vector<std::string> tol;
+};
+// The model, --ref and the input flags; then --tol; with `reports`, --aba, --json and --html.
+void add_verify_flags(CLI::App& app, VerifyFlags& f, bool reports);
+struct VerifyRun {
+  VerifySubject subject, b;  // b: B of A-B-A, when --aba was given
+  Tolerances tol;
+  FreshProcess process;      // this binary and the subject's arguments, for fresh processes
+  const Graph* aba() const { return b.graph.nodes.empty() ? nullptr : &b.graph; }
+};
+// Loads the model (and --aba's), checks that a planted fault names one of its nodes.
+VerifyRun start_verify(const VerifyFlags& f);
+// Prints `r` with this run's command and model, writes --json/--html; the exit status.
+int finish_verify(Report& r, const VerifyRun& v, const VerifyFlags& f);
 
 int main(int argc, char** argv);
 

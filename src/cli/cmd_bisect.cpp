@@ -12,12 +12,9 @@ namespace lockstep::cli {
 
 namespace {
 
-struct BisectFlags {
-  std::string model, target = "cpu", ref = "ref", by = "all", aba, json, html;
+struct BisectFlags : VerifyFlags {
+  std::string target = "cpu", by = "all";
   bool cuts = false;
-  InputSpec inputs;
-  CompileFlags compile;
-  std::vector<std::string> tol;
 };
 
 BisectOptions::By parse_by(const std::string& by) {
@@ -29,44 +26,29 @@ BisectOptions::By parse_by(const std::string& by) {
 }
 
 int bisect(const BisectFlags& f) {
-  VerifySubject s = load_subject(f.model, f.inputs);
-  check_fault_applies(f.compile.options.fault, s.graph);
+  VerifyRun v = start_verify(f);
   BisectOptions o;
   o.target = split_targets(f.target).front();
   o.ref = f.ref;
   o.by = parse_by(f.by);
   o.cuts = f.cuts;
   o.compile = f.compile.options;
-  o.tol = parse_tolerances(f.tol, s.graph);
-  o.process = {self_binary(), s.model_args};
-  VerifySubject b;
-  if (!f.aba.empty()) {
-    b = load_subject(f.aba, f.inputs);
-    o.aba = &b.graph;
-    o.aba_inputs = b.inputs;
-  }
-  Report r = run_bisect(s.graph, s.inputs, o);
-  r.command = s.command;
-  r.model = f.model;
-  print_report(std::cout, r);
-  write_reports(r, f.json, f.html);
-  return r.agree ? kExitOk : kExitMismatch;
+  o.tol = v.tol;
+  o.process = v.process;
+  o.aba = v.aba();
+  o.aba_inputs = v.b.inputs;
+  Report r = run_bisect(v.subject.graph, v.subject.inputs, o);
+  return finish_verify(r, v, f);
 }
 
 }  // namespace
 
 Action add_bisect(CLI::App& app) {
   auto f = std::make_shared<BisectFlags>();
-  app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
+  add_verify_flags(app, *f, true);
   app.add_option("--target", f->target, "The target to bisect")->capture_default_str();
-  app.add_option("--ref", f->ref, "The oracle: `ref` (float64 interpreter) or another target")->capture_default_str();
   app.add_option("--by", f->by, "node | pass | stage | all")->capture_default_str();
   app.add_flag("--cuts", f->cuts, "Node mode by prefix cuts at node outputs instead of capturing the compiled program");
-  add_input_flags(app, f->inputs);
-  app.add_option("--aba", f->aba, "B of the A-B-A stage (default: the model cut at its middle node)");
-  app.add_option("--tol", f->tol, "[OUTPUT:]cosine=X,rel_l2=Y: tolerance for one output or all (repeatable)");
-  app.add_option("--json", f->json, "Write the report as JSON to this file");
-  app.add_option("--html", f->html, "Write a self-contained HTML report (inline SVG) to this file");
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +
              "\n\n--by stage: the first runtime stage that differs, in order: constants as resident on\n"

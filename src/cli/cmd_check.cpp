@@ -107,19 +107,46 @@ Tolerances parse_tolerances(const std::vector<std::string>& texts, const Graph& 
   return t;
 }
 
+void add_verify_flags(CLI::App& app, VerifyFlags& f, bool reports) {
+  app.add_option("model", f.model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
+  app.add_option("--ref", f.ref, "The oracle: `ref` (float64 interpreter) or another target")->capture_default_str();
+  add_input_flags(app, f.inputs);
+  app.add_option("--tol", f.tol, "[OUTPUT:]cosine=X,rel_l2=Y: tolerance for one output or all (repeatable)");
+  if (!reports) return;
+  app.add_option("--aba", f.aba, "B of the A-B-A compile sequence (default: the model cut at its middle node)");
+  app.add_option("--json", f.json, "Write the report as JSON to this file");
+  app.add_option("--html", f.html, "Write a self-contained HTML report (inline SVG) to this file");
+}
+
+VerifyRun start_verify(const VerifyFlags& f) {
+  VerifyRun v;
+  v.subject = load_subject(f.model, f.inputs);
+  check_fault_applies(f.compile.options.fault, v.subject.graph);
+  v.tol = parse_tolerances(f.tol, v.subject.graph);
+  v.process = {self_binary(), v.subject.model_args};
+  if (!f.aba.empty()) v.b = load_subject(f.aba, f.inputs);
+  return v;
+}
+
+int finish_verify(Report& r, const VerifyRun& v, const VerifyFlags& f) {
+  r.command = v.subject.command;
+  r.model = f.model;
+  print_report(std::cout, r);
+  write_reports(r, f.json, f.html);
+  return r.agree ? kExitOk : kExitMismatch;
+}
+
 namespace {
 
-struct CheckFlags {
-  std::string model, targets = "cpu", ref = "ref", aba, json, html;
-  InputSpec inputs;
-  CompileFlags compile;
-  std::vector<std::string> tol;
+struct CheckFlags : VerifyFlags {
+  std::string targets = "cpu";
   int fresh = 2, repeat = 2;
   bool sha_only = false;
 };
 
 // --sha-only: what a fresh process reports back to the check that started it.
-int sha_only(const CheckFlags& f, const VerifySubject& s) {
+int sha_only(const CheckFlags& f) {
+  VerifySubject s = load_subject(f.model, f.inputs);  // a fault's node may lie outside B of A-B-A
   auto p = compile(s.graph, split_targets(f.targets).front(), f.compile.options);
   std::vector<Tensor> outs = p->run(s.inputs);
   for (size_t k = 0; k < outs.size(); ++k)
@@ -128,45 +155,30 @@ int sha_only(const CheckFlags& f, const VerifySubject& s) {
 }
 
 int check(const CheckFlags& f) {
-  VerifySubject s = load_subject(f.model, f.inputs);
-  if (f.sha_only) return sha_only(f, s);  // a fault's node may lie outside B of A-B-A
-  check_fault_applies(f.compile.options.fault, s.graph);
+  if (f.sha_only) return sha_only(f);
+  VerifyRun v = start_verify(f);
   CheckOptions o;
   o.targets = split_targets(f.targets);
   o.ref = f.ref;
   o.compile = f.compile.options;
-  o.tol = parse_tolerances(f.tol, s.graph);
+  o.tol = v.tol;
   o.fresh = f.fresh;
   o.repeat = f.repeat;
-  o.process = {self_binary(), s.model_args};
-  VerifySubject b;
-  if (!f.aba.empty()) {
-    b = load_subject(f.aba, f.inputs);
-    o.aba = &b.graph;
-    o.aba_inputs = b.inputs;
-  }
-  Report r = run_check(s.graph, s.inputs, o);
-  r.command = s.command;
-  r.model = f.model;
-  print_report(std::cout, r);
-  write_reports(r, f.json, f.html);
-  return r.agree ? kExitOk : kExitMismatch;
+  o.process = v.process;
+  o.aba = v.aba();
+  o.aba_inputs = v.b.inputs;
+  Report r = run_check(v.subject.graph, v.subject.inputs, o);
+  return finish_verify(r, v, f);
 }
 
 }  // namespace
 
 Action add_check(CLI::App& app) {
   auto f = std::make_shared<CheckFlags>();
-  app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
+  add_verify_flags(app, *f, true);
   app.add_option("--targets", f->targets, "Comma-separated targets to check (cpu, cuda, ...)")->capture_default_str();
-  app.add_option("--ref", f->ref, "The oracle: `ref` (float64 interpreter) or another target")->capture_default_str();
-  add_input_flags(app, f->inputs);
   app.add_option("--fresh", f->fresh, "Fresh processes whose output SHA-256 must match")->capture_default_str();
   app.add_option("--repeat", f->repeat, "In-process compiles whose output SHA-256 must match")->capture_default_str();
-  app.add_option("--aba", f->aba, "B of the A-B-A compile sequence (default: A cut at its middle node)");
-  app.add_option("--tol", f->tol, "[OUTPUT:]cosine=X,rel_l2=Y: tolerance for one output or all (repeatable)");
-  app.add_option("--json", f->json, "Write the report as JSON to this file");
-  app.add_option("--html", f->html, "Write a self-contained HTML report (inline SVG) to this file");
   app.add_flag("--sha-only", f->sha_only, "Only print each output's SHA-256 (what fresh processes report)");
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +
@@ -174,7 +186,8 @@ Action add_check(CLI::App& app) {
              "program; --repeat compiles in this process; a compile with the cache toggled; --fresh\n"
              "processes (this binary, `check --sha-only`); A-B-A: compile B, then A again (A must not\n"
              "change) with B's result equal to B compiled in a fresh process; constants as resident on\n"
-             "the target against the host bytes. Progress goes to stderr.\n\n"
+             "the target against the host bytes. Progress goes to stderr: a bar redrawn in place on a\n"
+             "terminal, one line per step otherwise.\n\n"
              "Exit status: 0 every output agrees and every determinism check holds, 1 something\n"
              "disagrees (or a target failed), 2 bad model, input, option or file.");
   return [f] { return check(*f); };

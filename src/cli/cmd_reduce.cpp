@@ -15,11 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct ReduceFlags {
-  std::string model, target = "cpu", ref = "ref", out;
-  InputSpec inputs;
-  CompileFlags compile;
-  std::vector<std::string> tol;
+struct ReduceFlags : VerifyFlags {
+  std::string target = "cpu", out;
   int max_compiles = 64;
 };
 
@@ -46,13 +43,13 @@ std::string repro_command(const ReduceFlags& f, const Tolerances& tol) {
 }
 
 int reduce(const ReduceFlags& f) {
-  VerifySubject s = load_subject(f.model, f.inputs);
-  check_fault_applies(f.compile.options.fault, s.graph);
+  VerifyRun v = start_verify(f);
+  VerifySubject& s = v.subject;
   ReduceOptions o;
   o.target = split_targets(f.target).front();
   o.ref = f.ref;
   o.compile = f.compile.options;
-  o.tol = parse_tolerances(f.tol, s.graph);
+  o.tol = v.tol;
   o.max_compiles = f.max_compiles;
   Reduction red = reduce_model(s.graph, s.inputs, o);
   red.report.command = s.command;
@@ -71,12 +68,9 @@ int reduce(const ReduceFlags& f) {
 
 Action add_reduce(CLI::App& app) {
   auto f = std::make_shared<ReduceFlags>();
-  app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
+  add_verify_flags(app, *f, false);
   app.add_option("--target", f->target, "The target that diverges")->capture_default_str();
-  app.add_option("--ref", f->ref, "The oracle: `ref` (float64 interpreter) or another target")->capture_default_str();
   app.add_option("-o,--out", f->out, "Folder to write the reduced bundle into")->required();
-  add_input_flags(app, f->inputs);
-  app.add_option("--tol", f->tol, "[OUTPUT:]cosine=X,rel_l2=Y: tolerance for one output or all (repeatable)");
   app.add_option("--max-compiles", f->max_compiles, "Stop the search after this many compiles")->capture_default_str();
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +

@@ -120,6 +120,7 @@ std::unique_ptr<Program> Session::compile(const Graph& g, const TensorMap& input
 }
 
 void Session::progress(const std::string& what) const {
+  if (bar_) return bar_->note(target_ + ": " + what);
   char t[32];
   std::snprintf(t, sizeof t, "%.1fs", now_s() - start_);
   std::cerr << "[" << target_ << " " << t << "] " << what << std::endl;
@@ -381,8 +382,15 @@ namespace {
 
 class TargetCheck {
  public:
-  TargetCheck(const Graph& g, const TensorMap& in, const CheckOptions& o, const std::string& target, Report& r)
-      : g_(g), in_(in), o_(o), s_(target, o.compile, o.ref), r_(r) {}
+  TargetCheck(const Graph& g, const TensorMap& in, const CheckOptions& o, const std::string& target, Report& r,
+              ProgressBar& bar)
+      : g_(g), in_(in), o_(o), s_(target, o.compile, o.ref), r_(r), bar_(bar) {
+    s_.set_bar(&bar);
+  }
+
+  // Steps of the progress bar per target: one per stage row (run-to-run, constants, in-process
+  // compiles, cache on/off, fresh processes, A-B-A).
+  static constexpr int kSteps = 6;
 
   // Compile, run, capture, constants, run to run. False when the target failed outright.
   bool first_run() {
@@ -447,7 +455,7 @@ class TargetCheck {
 
   void add(StageRow row) {
     r_.agree &= row.status != StageRow::Differ;
-    s_.progress(row.stage + ": " + status_name(row.status) + " (" + row.detail + ")");
+    bar_.advance(s_.target() + ": " + row.stage + ": " + status_name(row.status) + " (" + row.detail + ")");
     r_.stages.push_back(std::move(row));
   }
 
@@ -456,6 +464,7 @@ class TargetCheck {
   const CheckOptions& o_;
   Session s_;
   Report& r_;
+  ProgressBar& bar_;
   std::unique_ptr<Program> prog_;
   std::vector<Tensor> outs_;
   std::vector<std::string> sha_;
@@ -472,15 +481,17 @@ Report run_check(const Graph& g, const TensorMap& inputs, const CheckOptions& o)
   r.graph_nodes = static_cast<int>(g.nodes.size());
   std::vector<std::unique_ptr<TargetCheck>> checks;
   std::vector<GroupTracer> tracers;
+  ProgressBar bar(static_cast<int>(o.targets.size()) * TargetCheck::kSteps + 1);  // + the reference
   for (const std::string& t : o.targets) {
-    checks.push_back(std::make_unique<TargetCheck>(g, inputs, o, t, r));
+    checks.push_back(std::make_unique<TargetCheck>(g, inputs, o, t, r, bar));
     if (checks.back()->first_run())
       tracers.emplace_back(g, t, checks.back()->take_captures(), o.tol.all);
   }
-  std::cerr << "[" << o.ref << "] running the reference" << std::endl;
+  bar.note(o.ref + ": running the reference");
   std::vector<RefTensor> ref = reference_run(g, inputs, o.ref, o.compile, [&](const std::string& name, const RefTensor& v) {
     for (GroupTracer& t : tracers) t.on_value(name, v);
   });
+  bar.advance(o.ref + ": reference done");
   for (auto& c : checks) c->outputs(ref);
   for (const GroupTracer& t : tracers)
     for (TracePoint& p : t.points()) r.trace.push_back(std::move(p));

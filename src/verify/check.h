@@ -11,6 +11,7 @@
 
 #include "graph/bind.h"
 #include "runtime/program.h"
+#include "verify/progress.h"
 #include "verify/report.h"
 
 namespace lockstep {
@@ -48,14 +49,16 @@ class Session {
   std::unique_ptr<Program> compile(const Graph& g, const TensorMap& inputs) { return compile(g, inputs, opts_); }
   int compiles() const { return compiles_; }
   void count_compile() { ++compiles_; }  // a compile made in another process
-  // A progress line on stderr ("[bisect 12.3s] ...").
+  // A progress line on stderr ("[cpu 12.3s] ..."), or a note on `bar` when one is set.
   void progress(const std::string& what) const;
+  void set_bar(ProgressBar* bar) { bar_ = bar; }
 
  private:
   std::string target_, ref_;
   CompileOptions opts_;
   int compiles_ = 0;
   double start_;
+  ProgressBar* bar_ = nullptr;
 };
 
 // The reference's outputs: the float64 interpreter for "ref", else another target's (run

@@ -1,5 +1,7 @@
 // Small helpers shared by the test files.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -39,3 +41,19 @@ inline std::string cannot_run(const std::string& target) {
     std::string why_not = ::lockstep::testing::cannot_run(target);                                    \
     if (!why_not.empty()) GTEST_SKIP() << "not run on " << (target) << " here: " << why_not;         \
   } while (0)
+
+namespace lockstep::testing {
+
+// A parameterised test run on each target, skipped with the reason where one cannot run.
+class OnEachTarget : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
+};
+
+}  // namespace lockstep::testing
+
+// Declares test suite `Suite` for TEST_P, instantiated as Targets/Suite.NAME/cpu and .../cuda.
+#define LOCKSTEP_ON_EACH_TARGET(Suite)                                                   \
+  class Suite : public ::lockstep::testing::OnEachTarget {};                             \
+  INSTANTIATE_TEST_SUITE_P(Targets, Suite, ::testing::Values("cpu", "cuda"),             \
+                           [](const auto& i) { return std::string(i.param); })

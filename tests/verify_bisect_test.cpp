@@ -88,12 +88,7 @@ TEST(VerifyBisect, Graph174WithoutFaultAgreesAndExitsZero) {
 }
 
 // The runtime and kernel fault classes on the full decoder, on each target (cuda where it runs).
-class DecoderFaults : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
-};
-INSTANTIATE_TEST_SUITE_P(Targets, DecoderFaults, ::testing::Values("cpu", "cuda"),
-                         [](const auto& i) { return std::string(i.param); });
+LOCKSTEP_ON_EACH_TARGET(DecoderFaults);
 
 TEST_P(DecoderFaults, KernelFaultNamesTheNodeAndNoPass) {
   Bisected b = bisect_decoder("kernel:/dec/resblocks.4/convs1.1/Conv", GetParam());

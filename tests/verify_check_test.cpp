@@ -133,12 +133,7 @@ TEST(VerifyCheck, FullDecoderAgreesAndExitsZero) {
 
 // Each fault class, and the row of `check` that must catch it, on the first coupling layer's
 // 15-node cut (the bisect tests localise each on the full decoder), on each target.
-class CheckFaults : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
-};
-INSTANTIATE_TEST_SUITE_P(Targets, CheckFaults, ::testing::Values("cpu", "cuda"),
-                         [](const auto& i) { return std::string(i.param); });
+LOCKSTEP_ON_EACH_TARGET(CheckFaults);
 
 TEST_P(CheckFaults, EachFaultClassIsDetectedByItsRow) {
   const bool cpu = GetParam() == "cpu";

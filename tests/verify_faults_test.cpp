@@ -48,12 +48,7 @@ std::vector<float> run_with(const Graph& g, const std::string& fault, bool check
 }
 
 // The faults every target plants the same way, on each target (cuda where it can run).
-class TargetFaults : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
-};
-INSTANTIATE_TEST_SUITE_P(Targets, TargetFaults, ::testing::Values("cpu", "cuda"),
-                         [](const auto& i) { return std::string(i.param); });
+LOCKSTEP_ON_EACH_TARGET(TargetFaults);
 
 TEST(VerifyFaults, ParseKnowsEachKindAndRejectsTheRest) {
   EXPECT_EQ(parse_fault("").kind, Fault::None);

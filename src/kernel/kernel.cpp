@@ -39,4 +39,8 @@ std::string describe(const Plan& p) {
   return s;
 }
 
+std::string failed_check(const Plan::Check& c, int64_t count) {
+  return "node '" + c.node + "': " + std::to_string(count) + " " + c.what;
+}
+
 }  // namespace lockstep::kir

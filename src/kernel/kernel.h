@@ -37,7 +37,17 @@ struct Plan {
   std::vector<Kernel> kernels;  // in execution order
   std::vector<int> inputs;      // buffer ids, graph input order
   std::vector<int> outputs;     // buffer ids, graph output order
+  // Buffers that must hold 0 after a run: an int64 count of elements a node found invalid
+  // (run-time Gather indices out of range), so bad data is an error, never a silent value.
+  struct Check {
+    int buf = -1;
+    std::string node, what;  // the ONNX node, and what the count counts
+  };
+  std::vector<Check> checks;
 };
+
+// The error for a check that counted `count` invalid elements, naming its node.
+std::string failed_check(const Plan::Check& c, int64_t count);
 
 // Readable listing of a kernel / plan ("k3 [conv /flow/..]: b7[1,144,1024] = ...").
 std::string describe(const Plan& p, const Kernel& k);

@@ -159,8 +159,21 @@ void lower_concat(Lowering& L, int n) {
   L.emit(n, out, body);
 }
 
-// Gather with indices known only at run time. Out-of-range indices read element 0's value
-// of nothing: they yield 0 (the reference reports them as errors).
+// An index of a run-time Gather, wrapped from [-len, 0) into range; `ok` says it is valid.
+struct GatherIndex {
+  ExprP i, ok;
+};
+
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
+  std::vector<ExprP> ividx;
+  for (size_t k = 0; k < L.shape(ind).size(); ++k) ividx.push_back(var(first_var + static_cast<int>(k)));
+  ExprP i = cast(L.read(ind, ividx), DType::i64);
+  i = select(binary(Fn::Lt, i, icst(0)), add(i, icst(len)), i);
+  return {i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, icst(len)))};
+}
+
+// Gather with indices known only at run time. An out-of-range index reads nothing (the
+// element is 0) and is counted by a check kernel, which the runtime turns into an error.
 void lower_runtime_gather(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
@@ -168,15 +181,17 @@ void lower_runtime_gather(Lowering& L, int n) {
   int64_t drank = static_cast<int64_t>(L.shape(data).size());
   int64_t axis = normalize_axis(c.attr_int("axis", 0), drank);
   int64_t q = static_cast<int64_t>(L.shape(ind).size()), len = L.shape(data)[axis];
-  std::vector<ExprP> ividx;
-  for (int64_t k = 0; k < q; ++k) ividx.push_back(var(static_cast<int>(axis + k)));
-  ExprP i = cast(L.read(ind, ividx), DType::i64);
-  i = select(binary(Fn::Lt, i, icst(0)), add(i, icst(len)), i);
-  ExprP ok = binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, icst(len)));
+  GatherIndex at = gather_index(L, ind, len, static_cast<int>(axis));
   std::vector<ExprP> didx;
   for (int64_t k = 0; k < drank; ++k)
-    didx.push_back(k < axis ? var(static_cast<int>(k)) : k == axis ? select(ok, i, icst(0)) : var(static_cast<int>(k + q - 1)));
-  L.emit(n, out, select(ok, L.read(data, didx), cst(0, L.type(data).dtype)));
+    didx.push_back(k < axis ? var(static_cast<int>(k)) : k == axis ? select(at.ok, at.i, icst(0)) : var(static_cast<int>(k + q - 1)));
+  L.emit(n, out, select(at.ok, L.read(data, didx), cst(0, L.type(data).dtype)));
+  // The count of bad indices: a scalar sum in a fixed order (no atomics).
+  GatherIndex each = gather_index(L, ind, len, 0);
+  ExprP bad = select(each.ok, icst(0), icst(1));
+  int count = L.emit_temp(n, DType::i64, {}, q == 0 ? bad : reduce(Fn::Add, bad, 0, L.shape(ind)));
+  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
+                           "Gather indices out of range [-" + std::to_string(len) + ", " + std::to_string(len) + ")"});
 }
 
 }  // namespace

@@ -165,7 +165,8 @@ void remove_dead_kernels(Plan& p) {
     auto readers = readers_of(p);
     for (size_t k = p.kernels.size(); k-- > 0;) {
       int out = p.kernels[k].out;
-      if (p.buffers[out].kind == Buffer::Temp && readers[out].empty()) {
+      bool checked = std::any_of(p.checks.begin(), p.checks.end(), [&](const Plan::Check& c) { return c.buf == out; });
+      if (p.buffers[out].kind == Buffer::Temp && readers[out].empty() && !checked) {
         erase_kernel(p, static_cast<int>(k));
         changed = true;
       }

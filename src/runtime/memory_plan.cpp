@@ -24,6 +24,7 @@ void live_ranges(const Plan& p, MemoryPlan& m) {
     m.last[p.kernels[k].out] = std::max(m.last[p.kernels[k].out], static_cast<int>(k));
     for (int b : kernel_inputs(p.kernels[k])) m.last[b] = static_cast<int>(k);
   }
+  for (const Plan::Check& c : p.checks) m.last[c.buf] = static_cast<int>(p.kernels.size());  // read after the run
 }
 
 }  // namespace

@@ -275,6 +275,12 @@ class CudaProgram : public Program {
     }
     check(api().cuStreamSynchronize(stream_), "cuStreamSynchronize (running the plan)");  // before the host reads
     if (opts_.checked) check_guards();
+    for (const kir::Plan::Check& c : plan_.checks) {
+      int64_t count = 0;
+      std::vector<unsigned char> bytes = read_back(address(c.buf), sizeof count);
+      std::memcpy(&count, bytes.data(), sizeof count);
+      if (count) throw Error(kir::failed_check(c, count));
+    }
     return outs;
   }
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       add_check);
   add("bisect", "Find where a target diverges: runtime stage, ONNX node, pass application", add_bisect);
   add("reduce", "Shrink a diverging model to a minimal repro bundle (delta debugging over nodes)", add_reduce);
+  add("bench", "Time a compiled model on a target, end to end and per kernel", add_bench);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

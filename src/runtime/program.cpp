@@ -37,6 +37,10 @@ std::vector<Program::ConstantCheck> Program::check_constants() {
   throw Unsupported("target '" + target() + "' cannot read its constants back");
 }
 
+std::vector<Program::KernelTime> Program::profile(const TensorMap&) {
+  throw Unsupported("target '" + target() + "' cannot time its kernels");
+}
+
 std::vector<std::string> known_targets() { return {"ref", "cpu", "cuda", "opencl", "metal"}; }
 
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {

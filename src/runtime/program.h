@@ -56,6 +56,13 @@ class Program {
     std::string value, host_sha256, resident_sha256;
   };
   virtual std::vector<ConstantCheck> check_constants();
+  // One run with each kernel timed (the device's own clock on GPUs), in execution order.
+  struct KernelTime {
+    std::string kernel;
+    std::vector<std::string> nodes;
+    double ms = 0;
+  };
+  virtual std::vector<KernelTime> profile(const TensorMap& inputs);
 };
 
 // Targets lockstep knows by name, whether or not this build can run them.

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 
@@ -82,6 +83,21 @@ class CpuProgram : public Program {
     return groups;
   }
 
+  std::vector<KernelTime> profile(const TensorMap& inputs) override {
+    std::vector<double> ms;
+    timing_ = &ms;
+    try {
+      execute(inputs, nullptr);
+    } catch (...) {
+      timing_ = nullptr;
+      throw;
+    }
+    timing_ = nullptr;
+    std::vector<KernelTime> times;
+    for (size_t k = 0; k < plan_.kernels.size(); ++k) times.push_back({plan_.kernels[k].name, plan_.kernels[k].nodes, ms[k]});
+    return times;
+  }
+
   std::vector<ConstantCheck> check_constants() override {
     std::vector<ConstantCheck> checks;
     for (size_t b = 0; b < plan_.buffers.size(); ++b) {
@@ -114,7 +130,9 @@ class CpuProgram : public Program {
       bufs[b] = outs.back().data();
     }
     for (size_t k = 0; k < plan_.kernels.size(); ++k) {
+      auto t0 = std::chrono::steady_clock::now();
       run_kernel(static_cast<int>(k), bufs);
+      if (timing_) timing_->push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       if (after) after(static_cast<int>(k), bufs[plan_.kernels[k].out]);
       if (opts_.checked) poison_dead(static_cast<int>(k), bufs);
     }
@@ -220,6 +238,7 @@ class CpuProgram : public Program {
   std::shared_ptr<Module> module_;
   std::vector<std::vector<uint8_t>> resident_;  // per buffer: a constant's copy kernels read
   int uninit_kernel_ = -1, staging_victim_ = -1, staging_reader_ = -1;
+  std::vector<double>* timing_ = nullptr;  // profile(): each kernel's wall time, in ms
   std::vector<uint8_t> staging_bytes_;
 };
 

@@ -76,6 +76,7 @@ const DriverLoad& load_driver() {
         sym(d.cuEventDestroy, "cuEventDestroy_v2"),
         sym(d.cuEventRecord, "cuEventRecord"),
         sym(d.cuEventSynchronize, "cuEventSynchronize"),
+        sym(d.cuEventElapsedTime, "cuEventElapsedTime_v2"),
         sym(d.cuLaunchHostFunc, "cuLaunchHostFunc"),
         sym(d.cuModuleLoadData, "cuModuleLoadData"),
         sym(d.cuModuleUnload, "cuModuleUnload"),

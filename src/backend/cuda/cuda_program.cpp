@@ -63,6 +63,32 @@ class CudaProgram : public Program {
     return values;
   }
 
+  // Plain launches with an event after each (and one before the first): the device's times.
+  std::vector<KernelTime> profile(const TensorMap& inputs) override {
+    start(inputs);
+    std::vector<CUevent> marks(launches_.size() + 1, nullptr);
+    std::vector<KernelTime> times;
+    try {
+      for (CUevent& e : marks) check(api().cuEventCreate(&e, 0), "cuEventCreate");
+      marks_ = &marks;
+      enqueue_plan(false);
+      marks_ = nullptr;
+      read_outputs();
+      for (size_t k = 0; k < launches_.size(); ++k) {
+        float ms = 0;
+        check(api().cuEventElapsedTime(&ms, marks[k], marks[k + 1]), "cuEventElapsedTime");
+        times.push_back({plan_.kernels[k].name, plan_.kernels[k].nodes, ms});
+      }
+    } catch (...) {
+      marks_ = nullptr;
+      for (CUevent e : marks)
+        if (e) api().cuEventDestroy(e);
+      throw;
+    }
+    for (CUevent e : marks) api().cuEventDestroy(e);
+    return times;
+  }
+
   std::vector<ConstantCheck> check_constants() override {
     need_device();
     if (!block_) throw Error("cuda: nothing compiled yet: run or prepare the program first");
@@ -200,6 +226,7 @@ class CudaProgram : public Program {
       fill(base() + layout_.arena_at, kPoisonByte, static_cast<size_t>(layout_.arena_bytes));
       for (int b : plan_.outputs) fill(address(b), kPoisonByte, plan_.buffers[b].bytes());
     }
+    if (marks_) check(api().cuEventRecord(marks_->front(), stream_), "cuEventRecord");
     for (size_t k = 0; k < launches_.size(); ++k) {
       Launch& l = launches_[k];
       unwritten_half(k, true);
@@ -208,6 +235,7 @@ class CudaProgram : public Program {
                                    l.params.data(), nullptr),
               ("cuLaunchKernel(" + plan_.kernels[k].name + ")").c_str());
       unwritten_half(k, false);
+      if (marks_) check(api().cuEventRecord((*marks_)[k + 1], stream_), "cuEventRecord");
       if (capture) capture_group(k);
       if (opts_.checked) poison_dead(static_cast<int>(k));
     }
@@ -347,6 +375,7 @@ class CudaProgram : public Program {
   std::vector<Launch> launches_;
   CUgraphExec graph_exec_ = nullptr;
   std::vector<GroupValue> captured_;
+  std::vector<CUevent>* marks_ = nullptr;  // profile(): an event before the first kernel and after each
 };
 
 }  // namespace

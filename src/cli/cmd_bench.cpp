@@ -1,0 +1,144 @@
+// `lockstep bench`: how fast a compiled model runs on a target, end to end and per kernel,
+// with the output bytes of every run compared (a fast wrong answer is not a result).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "frontend/npy.h"
+#include "verify/parity.h"
+
+namespace lockstep::cli {
+
+namespace {
+
+struct BenchFlags {
+  std::string model, target = "cpu", json;
+  InputSpec inputs;
+  CompileFlags compile;
+  int runs = 20, warmup = 3, top = 15;
+  bool per_kernel = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+struct Stats {
+  double min = 0, median = 0, mean = 0, p90 = 0, max = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  s.p90 = v[std::min(v.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(v.size())))];
+  for (double x : v) s.mean += x / static_cast<double>(v.size());
+  return s;
+}
+
+std::string fmt(const char* f, double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+std::string joined_sha(const std::vector<Tensor>& outs) {
+  std::string s;
+  for (const Tensor& t : outs) s += (s.empty() ? "" : ",") + tensor_sha256(t);
+  return s;
+}
+
+// The `top` slowest kernels of one profiled run, with their share of the total.
+nlohmann::json print_kernels(const std::vector<Program::KernelTime>& times, int top) {
+  double total = 0;
+  for (const auto& t : times) total += t.ms;
+  std::vector<size_t> order(times.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return times[a].ms > times[b].ms; });
+  std::cout << "kernels (one profiled run): " << times.size() << " kernels, " << fmt("%.3f", total) << " ms in all\n";
+  std::cout << "  ms        share   kernel  nodes\n";
+  nlohmann::json j = nlohmann::json::array();
+  for (size_t r = 0; r < order.size(); ++r) {
+    const auto& t = times[order[r]];
+    j.push_back({{"kernel", t.kernel}, {"nodes", t.nodes}, {"ms", t.ms}});
+    if (static_cast<int>(r) >= top) continue;
+    std::string name = t.kernel + std::string(t.kernel.size() < 6 ? 6 - t.kernel.size() : 0, ' ');
+    std::cout << "  " << fmt("%-9.3f", t.ms) << " " << fmt("%5.1f%%", total > 0 ? 100 * t.ms / total : 0) << "  " << name
+              << "  " << brief_list(t.nodes, 3) << "\n";
+  }
+  return j;
+}
+
+int bench(const BenchFlags& f) {
+  if (f.runs < 1 || f.warmup < 0) throw Error("--runs must be >= 1 and --warmup >= 0");
+  VerifySubject s = load_subject(f.model, f.inputs);
+  auto t = Clock::now();
+  std::unique_ptr<Program> p = compile(s.graph, f.target, f.compile.options);
+  p->prepare(s.inputs);
+  double compile_ms = ms_since(t);
+  t = Clock::now();
+  std::string sha = joined_sha(p->run(s.inputs));
+  double first_ms = ms_since(t);
+  int same = 1;
+  for (int k = 0; k < f.warmup; ++k) same += joined_sha(p->run(s.inputs)) == sha;
+  std::vector<double> ms;
+  for (int k = 0; k < f.runs; ++k) {
+    t = Clock::now();
+    std::vector<Tensor> outs = p->run(s.inputs);
+    ms.push_back(ms_since(t));
+    same += joined_sha(outs) == sha;  // hashed outside the timed span
+  }
+  Stats st = stats_of(ms);
+  int all = 1 + f.warmup + f.runs;
+  std::cout << "bench: " << f.model << " on " << f.target << "\n";
+  std::cout << "compile: " << fmt("%.1f", compile_ms) << " ms (pipeline, code generation, native compile or cache)\n";
+  std::cout << "first run: " << fmt("%.3f", first_ms) << " ms\n";
+  std::cout << "runs: " << f.runs << " after " << f.warmup << " warm-up, per run (inputs in, outputs out): min "
+            << fmt("%.3f", st.min) << " ms, median " << fmt("%.3f", st.median) << " ms, mean " << fmt("%.3f", st.mean)
+            << " ms, p90 " << fmt("%.3f", st.p90) << " ms, max " << fmt("%.3f", st.max) << " ms\n";
+  std::cout << "outputs: " << (same == all ? "bit-identical in all " : "DIFFER: ") << (same == all ? all : all - same)
+            << (same == all ? " runs" : " of " + std::to_string(all) + " runs gave other bytes") << " (sha256 "
+            << sha.substr(0, 16) << ")\n";
+  nlohmann::json j = {{"model", f.model},           {"target", f.target},   {"compile_ms", compile_ms},
+                      {"first_run_ms", first_ms},   {"runs", f.runs},       {"warmup", f.warmup},
+                      {"run_ms", ms},               {"min_ms", st.min},     {"median_ms", st.median},
+                      {"mean_ms", st.mean},         {"p90_ms", st.p90},     {"max_ms", st.max},
+                      {"outputs_sha256", sha},      {"bit_identical", same == all}};
+  if (f.per_kernel) j["kernels"] = print_kernels(p->profile(s.inputs), f.top);
+  if (!f.json.empty()) write_file_atomic(f.json, j.dump(2) + "\n");
+  return same == all ? kExitOk : kExitMismatch;
+}
+
+}  // namespace
+
+Action add_bench(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
+  app.add_option("--target", f->target, "The target to time")->capture_default_str();
+  add_input_flags(app, f->inputs);
+  app.add_option("--runs", f->runs, "Timed runs")->capture_default_str();
+  app.add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
+  app.add_flag("--per-kernel", f->per_kernel, "Time each kernel in one more run and list the slowest");
+  app.add_option("--top", f->top, "Kernels listed with --per-kernel")->capture_default_str();
+  app.add_option("--json", f->json, "Write every figure as JSON to this file");
+  add_compile_flags(app, f->compile);
+  app.footer(
+      "Times `compile` (the shared pipeline, code generation and the native compiler, or the\n"
+      "kernel cache), the first run, then --runs runs after --warmup, each end to end as a user\n"
+      "calls it: inputs copied in, every kernel, outputs copied out. Wall clock (steady_clock).\n"
+      "Every run's output bytes are hashed and compared with the first run's.\n"
+      "--per-kernel: one more run with each kernel timed (cpu: wall clock around the kernel;\n"
+      "cuda: events on the stream around each launch, plain launches, no CUDA graph).\n\n"
+      "Exit status: 0 every run gave the same bytes, 1 a run gave other bytes, 2 bad model,\n"
+      "input, option or file.");
+  return [f] { return bench(*f); };
+}
+
+}  // namespace lockstep::cli

@@ -59,8 +59,15 @@ std::string CpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   int64_t tiles = (last + lanes - 1) / lanes;
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "  #pragma omp parallel for collapse(" + std::to_string(r ? r : 1) + ") schedule(static) num_threads(ls_threads > 0 ? ls_threads : omp_get_max_threads())\n";
-  for (size_t d = 0; d + 1 < r; ++d) src += "  " + loop("v" + std::to_string(d), s[d]);
-  src += "  " + loop("vt", tiles) + "  {\n";
+  // A reduction's tiles run outside the dim before the last (a conv's output channels), so a
+  // thread's consecutive elements share their input window while it is in cache.
+  size_t tile_at = red && r >= 2 ? r - 2 : (r ? r - 1 : 0);
+  for (size_t d = 0; d + 1 < r || (d == tile_at && d < r); ++d) {
+    if (d == tile_at) src += "  " + loop("vt", tiles);
+    if (d + 1 < r) src += "  " + loop("v" + std::to_string(d), s[d]);
+  }
+  if (r == 0) src += "  " + loop("vt", tiles);
+  src += "  {\n";
   src += "    const int64_t lo = vt * " + std::to_string(lanes) + ";\n";
   src += "    const int64_t n = " + std::to_string(last) + " - lo < " + std::to_string(lanes) + " ? " + std::to_string(last) + " - lo : " + std::to_string(lanes) + ";\n";
   std::string flat = out_index(s);

@@ -52,18 +52,28 @@ std::string loop(const std::string& v, int64_t extent) {
   return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(extent) + "; ++" + v + ")\n";
 }
 
-// v0..v{r-1} from the flat index i (row-major); size-1 dims are 0.
-std::string unflatten(const Shape& s) {
+// v0..v{r-1} from the flat index i (row-major); size-1 dims are 0. Dim `renamed` (if any)
+// is declared as `as` instead.
+std::string unflatten(const Shape& s, int renamed = -1, const std::string& as = "") {
   std::vector<int64_t> strides = shape_strides(s);
   std::string src;
   for (size_t d = 0; d < s.size(); ++d) {
-    std::string v = "v" + std::to_string(d), e;
+    std::string v = static_cast<int>(d) == renamed ? as : "v" + std::to_string(d), e;
     if (s[d] == 1) e = "0";
     else if (d == 0) e = strides[d] == 1 ? "i" : "i / " + std::to_string(strides[d]);
     else e = (strides[d] == 1 ? "i" : "(i / " + std::to_string(strides[d]) + ")") + " % " + std::to_string(s[d]);
     src += "    const int64_t " + v + " = " + e + "; (void)" + v + ";\n";
   }
   return src;
+}
+
+// Output elements per thread of a reduction kernel: that many consecutive indices of the
+// dim before the last (a conv's output channels), so each input value loaded serves them all.
+int64_t coarsening(const Shape& s, bool reduction) {
+  if (!reduction || s.size() < 2) return 1;
+  for (int64_t c : {kCudaCoarsen, int64_t{2}})
+    if (s[s.size() - 2] % c == 0) return c;
+  return 1;
 }
 
 }  // namespace
@@ -78,22 +88,40 @@ std::string CudaPrinter::kernel(const Plan& p, const Kernel& k) const {
     src += std::string(a ? ", " : "") + (a ? "const " : "") + t + "* __restrict__ " + buf_name(params[a]);
   }
   src += ") {\n";
-  int64_t n = shape_numel(s);
+  int64_t n = cuda_kernel_threads(p, k);
   if (n == 0) return src + "}\n";
   src += "  const int64_t n = " + std::to_string(n) + ";\n";
   src += "  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {\n";
-  src += unflatten(s);
   const Expr* red = find_reduce(k.body);
-  if (!red) return src + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  if (!red) return src + unflatten(s) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  int64_t R = coarsening(s, true);
   std::string at = compute_type(red->type);
   bool is_max = red->fn == Fn::Max;
   std::string init = is_max ? (dtype_is_float(red->type) ? "-INFINITY" : "INT64_MIN") : "0";
   std::string term = expr(red->args[0]);
-  std::string step = is_max ? "acc = ls_max_nan(acc, (" + at + ")(" + term + "));" : "acc = acc + (" + at + ")(" + term + ");";
-  src += "    " + at + " acc = (" + at + ")" + init + ";\n";
+  std::string step = is_max ? "acc[j] = ls_max_nan(acc[j], (" + at + ")(" + term + "));" : "acc[j] = acc[j] + (" + at + ")(" + term + ");";
+  std::string cv = "v" + std::to_string(s.size() - 2), each;  // the coarsened dim's var
+  if (R > 1) {
+    Shape threads = s;
+    threads[s.size() - 2] /= R;
+    src += unflatten(threads, static_cast<int>(s.size() - 2), "vb");
+    each = "#pragma unroll\n    for (int j = 0; j < " + std::to_string(R) + "; ++j) { const int64_t " + cv + " = vb * " +
+           std::to_string(R) + " + j; (void)" + cv + "; ";
+  } else {
+    src += unflatten(s);
+    each = "{ const int j = 0; ";
+  }
+  src += "    " + at + " acc[" + std::to_string(R) + "];\n";
+  src += "    for (int j = 0; j < " + std::to_string(R) + "; ++j) acc[j] = (" + at + ")" + init + ";\n";
   for (size_t d = 0; d < red->shape.size(); ++d) src += "    " + loop("v" + std::to_string(red->i + d), red->shape[d]);
-  src += "    { " + step + " }\n";
-  return src + "    " + store(p, k, "i", expr(k.body, "acc")) + "\n  }\n}\n";
+  src += "    {\n    " + each + step + " }\n    }\n";
+  std::string flat = R > 1 ? out_index(s) : "i";
+  return src + "    " + each + store(p, k, flat, expr(k.body, "acc[j]")) + " }\n  }\n}\n";
+}
+
+int64_t cuda_kernel_threads(const Plan& p, const Kernel& k) {
+  const Shape& s = p.buffers[k.out].shape;
+  return shape_numel(s) / coarsening(s, find_reduce(k.body) != nullptr);
 }
 
 std::string cuda_program_source(const Plan& p) {

@@ -1,6 +1,7 @@
-// The CUDA target: one thread per output element (a grid-stride loop over the flat index);
-// a reduction runs inside its thread in the same fixed order as on the CPU, so the sums are
-// the same float32 operations in the same order.
+// The CUDA target: one thread per output element (a grid-stride loop over the flat index), or
+// for a reduction a few consecutive elements of the dim before the last, each with its own
+// accumulator; every sum runs inside its thread in the same fixed order as on the CPU, so the
+// sums are the same float32 operations in the same order.
 #pragma once
 #include <vector>
 
@@ -9,6 +10,7 @@
 namespace lockstep::codegen {
 
 constexpr int kCudaBlock = 256;  // threads per block of every kernel (__launch_bounds__)
+constexpr int64_t kCudaCoarsen = 4;  // output elements per thread of a reduction, where they divide
 
 class CudaPrinter : public CPrinter {
  public:
@@ -17,6 +19,10 @@ class CudaPrinter : public CPrinter {
   // After the kernels: the buffer sizes the module was built for, as device globals.
   std::string epilogue(const kir::Plan& p) const;
 };
+
+// Threads a kernel is launched with: one per output element, fewer for reductions that
+// compute several elements per thread.
+int64_t cuda_kernel_threads(const kir::Plan& p, const kir::Kernel& k);
 
 // Buffers a kernel takes as parameters, in order: its output, then what it reads.
 std::vector<int> cuda_kernel_params(const kir::Kernel& k);

@@ -55,6 +55,62 @@ int upsampled_input(Lowering& L, int n, int x, const ConvGeometry& geo, const Sh
   return L.emit_temp(n, t, us, select(ok, L.read(x, idx), cst(0, t)));
 }
 
+// A strided transposed conv read straight from its input, one phase at a time: of the kernel
+// taps over the zero-inserted input, only k = k0(t) + m*s can land on an input element, so
+// the sum runs over m. The nonzero terms are those of the zero-inserted form, in the same
+// order (channel outer, tap ascending); only the exact zeros are left out.
+struct TransposedTap {
+  ExprP k, q, ok;  // tap of the upsampled-form kernel, input position, whether both are real
+};
+
+TransposedTap transposed_tap(int64_t t_var, int64_t m_var, int64_t K, int64_t s, int64_t pad_begin, int64_t x_len) {
+  int64_t A = K - 1 - pad_begin;             // t + k - A is the tap's position in s-strided input
+  int64_t lift = s * ((std::max<int64_t>(A, 0) + s - 1) / s + 1);  // keeps the modulus non-negative
+  ExprP e = add(sub(v(t_var), icst(A)), icst(lift));
+  ExprP k0 = binary(Fn::Mod, sub(icst(s), binary(Fn::Mod, e, icst(s))), icst(s));
+  ExprP k = add(k0, mul(v(m_var), icst(s)));
+  ExprP q = binary(Fn::Div, sub(add(v(t_var), k), icst(A)), icst(s));  // an exact division
+  ExprP ok = all_of(lt(k, icst(K)), all_of(binary(Fn::Le, icst(0), q), lt(q, icst(x_len))));
+  return {k, q, ok};
+}
+
+bool lower_transposed_direct(Lowering& L, int n, const ConvGeometry& geo) {
+  const Node& node = L.g.nodes[n];
+  int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const Shape &ys = L.shape(y), &ws = L.shape(w), &xs = L.shape(x);
+  size_t nd = ys.size() - 2, r = ys.size();
+  bool strided = false;
+  for (size_t i = 0; i < nd; ++i) {
+    if (geo.dilations[i] != 1) return false;
+    strided |= geo.strides[i] > 1;
+  }
+  if (!strided) return false;
+  int64_t G = geo.group, Mg = ys[1] / G, Cg = ws[0] / G;
+  ExprP g = G == 1 ? icst(0) : binary(Fn::Div, v(1), icst(Mg));
+  ExprP ci = add(mul(g, icst(Cg)), v(r));
+  std::vector<ExprP> xi = {v(0), ci}, wi = {ci, G == 1 ? v(1) : binary(Fn::Mod, v(1), icst(Mg))};
+  Shape extents = {Cg};
+  ExprP ok = cst(1, DType::boolean);
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t K = geo.kernel[i], s = geo.strides[i];
+    TransposedTap tap = transposed_tap(2 + i, r + 1 + i, K, s, geo.pads_begin[i], xs[2 + i]);
+    extents.push_back((K + s - 1) / s);
+    ok = all_of(ok, tap.ok);
+    xi.push_back(tap.q);
+    wi.push_back(sub(icst(K - 1), tap.k));
+  }
+  for (size_t i = 0; i < nd; ++i) {  // indices stay in bounds where the tap is not real
+    xi[2 + i] = select(ok, xi[2 + i], icst(0));
+    wi[2 + i] = select(ok, wi[2 + i], icst(0));
+  }
+  DType t = L.type(y).dtype;
+  ExprP term = select(ok, binary(Fn::Mul, L.read(w, wi), L.read(x, xi)), cst(0, t));
+  ExprP body = reduce(Fn::Add, term, static_cast<int>(r), extents);
+  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
+  L.emit(n, y, body);
+  return true;
+}
+
 void lower_conv(Lowering& L, int n, bool transpose) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
@@ -62,6 +118,7 @@ void lower_conv(Lowering& L, int n, bool transpose) {
   const Shape& ys = L.shape(y);
   const Shape& ws = L.shape(w);
   ConvGeometry geo = conv_geometry(c, L.shape(x), ws, transpose);
+  if (transpose && lower_transposed_direct(L, n, geo)) return;
   size_t nd = ys.size() - 2, r = ys.size();
   int64_t G = geo.group, M = ys[1];
   int64_t Cg = transpose ? ws[0] / G : ws[1], Mg = M / G;

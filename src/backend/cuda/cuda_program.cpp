@@ -172,7 +172,7 @@ class CudaProgram : public Program {
       const kir::Kernel& kern = plan_.kernels[k];
       Launch l;
       l.fn = module_->functions[k];
-      int64_t n = plan_.buffers[kern.out].numel();
+      int64_t n = codegen::cuda_kernel_threads(plan_, kern);
       l.empty = n == 0;
       l.shape = launch_shape(n, codegen::kCudaBlock, dev_->limits());
       validate_launch(kern, l.shape, function_limits(api(), l.fn), dev_->limits());

@@ -1,5 +1,5 @@
-// Run-time data checks of compiled programs: invalid data is an error naming the node, as in
-// the reference, never a silent value.
+// Run-time checks of compiled programs: invalid data is an error naming the node, as in the
+// reference, never a silent value; inputs that decide shapes compile the program again.
 #include <gtest/gtest.h>
 
 #include "graph/builder.h"
@@ -53,6 +53,28 @@ TEST_P(RuntimeChecks, GatherOutOfRangeIsAnErrorNamingTheNode) {
     // The same program with valid indices runs: the count is recomputed every run.
     std::vector<Tensor> out = p->run(pick_inputs({1, 2, 3, 0}));
     EXPECT_EQ(out[0].data<float>()[1], 20.0f);
+  }
+}
+
+LOCKSTEP_ON_EACH_TARGET(Respecialise);
+
+// y = ReduceSum(x, axes) with the axes a graph input: its value decides y's shape.
+TEST_P(Respecialise, AValueThatDecidesAShapeCompilesAgainAndBack) {
+  GraphBuilder b(18);
+  int x = b.input("x", DType::f32, {dim(2), dim(3)});
+  int axes = b.input("axes", DType::i64, {dim(1)});
+  b.output(b.op("ReduceSum", "sum", {x, axes}, {{"keepdims", attr_int(0)}}));
+  Graph g = b.finish();
+  auto p = compile(g, GetParam());
+  Tensor xt(DType::f32, {2, 3});
+  for (int k = 0; k < 6; ++k) xt.data<float>()[k] = static_cast<float>(k + 1);
+  for (int64_t axis : {1, 0, 1, 1}) {
+    Tensor at(DType::i64, {1});
+    at.data<int64_t>()[0] = axis;
+    std::vector<Tensor> out = p->run({{"x", xt}, {"axes", at}});
+    ASSERT_EQ(out[0].shape, (Shape{axis == 1 ? 2 : 3})) << axis;
+    std::vector<float> want = axis == 1 ? std::vector<float>{6, 15} : std::vector<float>{5, 7, 9};
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(out[0].data<float>()[k], want[k]) << axis << " " << k;
   }
 }
 

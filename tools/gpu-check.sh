@@ -80,7 +80,7 @@ GROUPS_=(
   "flow192:Seed/CudaVits.*/flow192_T173_halfmask"
   "flow:Seed/CudaVits.*/flow"
   "cuts:Seed/CudaVits.*/cut170:Seed/CudaVits.*/cut174"
-  "faults1:*RuntimeChecks*/cuda:*TargetFaults*/cuda:*CheckFaults*/cuda:*DecoderFaults.KernelFault*/cuda"
+  "faults1:*RuntimeChecks*/cuda:*Respecialise*/cuda:*TargetFaults*/cuda:*CheckFaults*/cuda:*DecoderFaults.KernelFault*/cuda"
   "faults2:*DecoderFaults.Uninit*/cuda:*DecoderFaults.StagingReuse*/cuda:*DecoderFaults.CacheByName*/cuda"
   "faults3:*DecoderFaults.PassFault*/cuda"
 )
@@ -150,8 +150,8 @@ for pair in kernel:KernelFaultNamesTheNodeAndNoPass uninit:UninitFaultNamesTheNo
   grep -q "OK \] Targets/DecoderFaults.${pair#*:}/cuda " "$G" && st=pass || st=FAIL
   row "bisect --by all cuda $kind" "$st" "$(echo "${v:-no verdict printed}" | cut -c1-160)"
 done
-tf=$(grep -c 'OK \] Targets/\(TargetFaults\|CheckFaults\|RuntimeChecks\)\.[A-Za-z]*/cuda' "$G")
-ff=$(grep -c 'FAILED  \] Targets/\(TargetFaults\|CheckFaults\|RuntimeChecks\)\.[A-Za-z]*/cuda' "$G")
+tf=$(grep -c 'OK \] Targets/\(TargetFaults\|CheckFaults\|RuntimeChecks\|Respecialise\)\.[A-Za-z]*/cuda' "$G")
+ff=$(grep -c 'FAILED  \] Targets/\(TargetFaults\|CheckFaults\|RuntimeChecks\|Respecialise\)\.[A-Za-z]*/cuda' "$G")
 [ "$ff" = 0 ] && [ "$tf" -gt 0 ] && st=pass || st=FAIL
 row "faults, check rows, data checks (cuda)" "$st" "$tf passed, $ff failed"
 dt=$(grep -m1 'decoder128 per run' "$G")

@@ -95,6 +95,13 @@ int bench(const BenchFlags& f) {
     ms.push_back(ms_since(t));
     same += joined_sha(outs) == sha;  // hashed outside the timed span
   }
+  std::vector<double> prep;  // the per-run check that the compiled program fits these inputs
+  for (int k = 0; k < 5; ++k) {
+    t = Clock::now();
+    p->prepare(s.inputs);
+    prep.push_back(ms_since(t));
+  }
+  double prepare_ms = stats_of(prep).median;
   Stats st = stats_of(ms);
   int all = 1 + f.warmup + f.runs;
   std::cout << "bench: " << f.model << " on " << f.target << "\n";
@@ -103,6 +110,7 @@ int bench(const BenchFlags& f) {
   std::cout << "runs: " << f.runs << " after " << f.warmup << " warm-up, per run (inputs in, outputs out): min "
             << fmt("%.3f", st.min) << " ms, median " << fmt("%.3f", st.median) << " ms, mean " << fmt("%.3f", st.mean)
             << " ms, p90 " << fmt("%.3f", st.p90) << " ms, max " << fmt("%.3f", st.max) << " ms\n";
+  std::cout << "of which input binding (shapes, and values that decide them): " << fmt("%.3f", prepare_ms) << " ms\n";
   std::cout << "outputs: " << (same == all ? "bit-identical in all " : "DIFFER: ") << (same == all ? all : all - same)
             << (same == all ? " runs" : " of " + std::to_string(all) + " runs gave other bytes") << " (sha256 "
             << sha.substr(0, 16) << ")\n";
@@ -110,7 +118,7 @@ int bench(const BenchFlags& f) {
                       {"first_run_ms", first_ms},   {"runs", f.runs},       {"warmup", f.warmup},
                       {"run_ms", ms},               {"min_ms", st.min},     {"median_ms", st.median},
                       {"mean_ms", st.mean},         {"p90_ms", st.p90},     {"max_ms", st.max},
-                      {"outputs_sha256", sha},      {"bit_identical", same == all}};
+                      {"prepare_ms", prepare_ms},   {"outputs_sha256", sha},      {"bit_identical", same == all}};
   if (f.per_kernel) j["kernels"] = print_kernels(p->profile(s.inputs), f.top);
   if (!f.json.empty()) write_file_atomic(f.json, j.dump(2) + "\n");
   return same == all ? kExitOk : kExitMismatch;

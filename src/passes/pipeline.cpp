@@ -49,6 +49,14 @@ std::string graph_text(const Graph& g) {
 
 }  // namespace
 
+namespace {
+
+constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
+
+bool may_decide_shapes(const Tensor& t) { return !dtype_is_float(t.dtype) && t.numel() <= kMaxSpecialised; }
+
+}  // namespace
+
 std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, const std::vector<TypeInfo>& types,
                                                            const std::vector<const Tensor*>& inputs) {
   std::vector<std::optional<RefTensor>> values(g.inputs.size());
@@ -56,10 +64,23 @@ std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, cons
   bool all_known = true;
   for (const TypeInfo& t : plain.type) all_known &= t.dtype == DType::undefined || t.fully_known();
   if (all_known) return values;
-  constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
   for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (!dtype_is_float(inputs[k]->dtype) && inputs[k]->numel() <= kMaxSpecialised) values[k] = to_ref(*inputs[k]);
+    if (may_decide_shapes(*inputs[k])) values[k] = to_ref(*inputs[k]);
   return values;
+}
+
+std::string input_signature(const Graph& g, const TensorMap& inputs) {
+  std::string sig;
+  for (int v : g.inputs) {
+    auto it = inputs.find(g.values[v].name);
+    if (it == inputs.end()) return "";
+    const Tensor& t = it->second;
+    sig += std::to_string(static_cast<int>(t.dtype)) + ":";
+    for (int64_t d : t.shape) sig += std::to_string(d) + ",";
+    if (may_decide_shapes(t)) sig.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+    sig += ";";
+  }
+  return sig;
 }
 
 bool Specialisation::operator==(const Specialisation& o) const {

@@ -48,13 +48,17 @@ class CpuProgram : public Program {
   const std::string& target() const override { return name_; }
 
   void prepare(const TensorMap& inputs) override {
+    std::string sig = input_signature(graph_, inputs);
+    if (module_ && !sig.empty() && sig == signature_) return;
     specialise(specialisation_for(graph_, inputs));
+    signature_ = sig;
   }
 
   // Compiles for these input types (and values, where shapes depend on them) unless the
   // loaded module already is for exactly these.
   void specialise(const Specialisation& s) {
     if (module_ && s == spec_) return;
+    module_.reset();  // compiled for nothing until this compile has succeeded
     PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_));
     plan_ = std::move(r.plan);
     log_ = std::move(r.log);
@@ -232,6 +236,7 @@ class CpuProgram : public Program {
   CompileOptions opts_;
   std::string name_ = "cpu";
   Specialisation spec_;
+  std::string signature_;  // input_signature of the inputs spec_ was made for
   kir::Plan plan_;
   std::vector<PassRecord> log_;
   MemoryPlan mem_;

@@ -43,7 +43,10 @@ class CudaProgram : public Program {
   const std::string& target() const override { return name_; }
 
   void prepare(const TensorMap& inputs) override {
+    std::string sig = input_signature(graph_, inputs);
+    if (code_ && !sig.empty() && sig == signature_) return;
     specialise(specialisation_for(graph_, inputs));
+    signature_ = sig;
   }
 
   std::vector<Tensor> run(const TensorMap& inputs) override {
@@ -363,6 +366,7 @@ class CudaProgram : public Program {
   std::unique_ptr<DeviceBuffer> kept_;   // ... and where that half's old bytes wait during its launch
   std::string why_no_device_;
   Specialisation spec_;
+  std::string signature_;  // input_signature of the inputs spec_ was made for
   kir::Plan plan_;
   std::vector<PassRecord> log_;
   MemoryPlan mem_;

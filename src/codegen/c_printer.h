@@ -31,6 +31,8 @@ class CPrinter {
   std::string store(const kir::Plan& p, const kir::Kernel& k, const std::string& flat, const std::string& value) const;
   std::string out_index(const Shape& s) const;  // row-major flat index of v0..v{r-1}
   std::string comment(const kir::Kernel& k) const;
+  // "ACC = ..." folding a reduction's next term into its accumulator `acc`.
+  std::string reduce_step(const kir::Expr& red, const std::string& acc) const;
   static std::string buf_name(int b) { return "b" + std::to_string(b); }
   // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
   static std::string buffer_bytes_init(const kir::Plan& p);

@@ -79,9 +79,7 @@ std::string CpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   std::string at = compute_type(red->type);
   bool is_max = red->fn == Fn::Max;
   std::string init = is_max ? (dtype_is_float(red->type) ? "-INFINITY" : "INT64_MIN") : "0";
-  std::string term = expr(red->args[0]);
-  std::string step = is_max ? "acc[j] = ls_max_nan(acc[j], (" + at + ")(" + term + "));"
-                            : "acc[j] = acc[j] + (" + at + ")(" + term + ");";
+  std::string step = reduce_step(*red, "acc[j]");
   src += "    " + at + " acc[" + std::to_string(lanes) + "];\n";
   src += "    for (int j = 0; j < " + std::to_string(lanes) + "; ++j) acc[j] = (" + at + ")" + init + ";\n";
   for (size_t d = 0; d < red->shape.size(); ++d) src += "    " + loop("v" + std::to_string(red->i + d), red->shape[d]);

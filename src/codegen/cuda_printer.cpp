@@ -98,8 +98,7 @@ std::string CudaPrinter::kernel(const Plan& p, const Kernel& k) const {
   std::string at = compute_type(red->type);
   bool is_max = red->fn == Fn::Max;
   std::string init = is_max ? (dtype_is_float(red->type) ? "-INFINITY" : "INT64_MIN") : "0";
-  std::string term = expr(red->args[0]);
-  std::string step = is_max ? "acc[j] = ls_max_nan(acc[j], (" + at + ")(" + term + "));" : "acc[j] = acc[j] + (" + at + ")(" + term + ");";
+  std::string step = reduce_step(*red, "acc[j]");
   std::string cv = "v" + std::to_string(s.size() - 2), each;  // the coarsened dim's var
   if (R > 1) {
     Shape threads = s;

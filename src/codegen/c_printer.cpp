@@ -175,6 +175,13 @@ std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const
   return acc + " = " + acc + " + (" + at + ")(" + expr(red.args[0]) + ");";
 }
 
+int64_t CPrinter::reduce_rows(const Shape& s, int64_t most) {
+  if (s.size() < 2) return 1;
+  int64_t rows = most;
+  while (rows > 1 && s[s.size() - 2] % rows != 0) rows /= 2;
+  return rows;
+}
+
 std::string CPrinter::buffer_bytes_init(const Plan& p) {
   std::string s = "{";
   for (size_t b = 0; b < p.buffers.size(); ++b) s += (b ? ", " : "") + std::to_string(p.buffers[b].bytes());

@@ -15,6 +15,9 @@ class CPrinter {
   virtual std::string kernel(const kir::Plan& p, const kir::Kernel& k) const = 0;
   // Everything before the kernels: includes and the helper functions the kernels call.
   virtual std::string prelude() const = 0;
+  // Rows of the dim before the last that one reduction tile (or GPU thread) computes: the
+  // largest power of two up to `most` dividing it; 1 for rank < 2.
+  static int64_t reduce_rows(const Shape& s, int64_t most);
 
  protected:
   // Spelling of a dtype in arithmetic (f16/bf16 compute in float) and in memory.

@@ -7,6 +7,7 @@ using namespace kir;
 namespace {
 
 constexpr int kReduceLanes = 16;     // accumulators per tile: one AVX-512 / two AVX2 vectors
+constexpr int64_t kReduceRows = 8;   // rows of the dim before the last per reduction tile
 constexpr int kElementLanes = 256;   // elements per tile of a kernel without a reduction
 
 std::string loop(const std::string& v, int64_t extent) {
@@ -62,9 +63,13 @@ std::string CpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   // A reduction's tiles run outside the dim before the last (a conv's output channels), so a
   // thread's consecutive elements share their input window while it is in cache.
   size_t tile_at = red && r >= 2 ? r - 2 : (r ? r - 1 : 0);
+  // A reduction computes R consecutive indices of that dim at once: each input row loaded
+  // serves R output channels, with R x lanes accumulators.
+  int64_t R = red ? reduce_rows(s, kReduceRows) : 1;
+  std::string cv = r >= 2 ? "v" + std::to_string(r - 2) : "";
   for (size_t d = 0; d + 1 < r || (d == tile_at && d < r); ++d) {
     if (d == tile_at) src += "  " + loop("vt", tiles);
-    if (d + 1 < r) src += "  " + loop("v" + std::to_string(d), s[d]);
+    if (d + 1 < r) src += "  " + loop(R > 1 && d == r - 2 ? "vrow" : "v" + std::to_string(d), R > 1 && d == r - 2 ? s[d] / R : s[d]);
   }
   if (r == 0) src += "  " + loop("vt", tiles);
   src += "  {\n";
@@ -79,17 +84,22 @@ std::string CpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   std::string at = compute_type(red->type);
   bool is_max = red->fn == Fn::Max;
   std::string init = is_max ? (dtype_is_float(red->type) ? "-INFINITY" : "INT64_MIN") : "0";
-  std::string step = reduce_step(*red, "acc[j]");
-  src += "    " + at + " acc[" + std::to_string(lanes) + "];\n";
-  src += "    for (int j = 0; j < " + std::to_string(lanes) + "; ++j) acc[j] = (" + at + ")" + init + ";\n";
+  std::string L = std::to_string(lanes), acc = "acc[c * " + L + " + j]";
+  std::string step = reduce_step(*red, acc);
+  // Row c of the block: the coarsened dim's index, then the lane loop.
+  std::string row = R > 1 ? "for (int c = 0; c < " + std::to_string(R) + "; ++c) { const int64_t " + cv + " = vrow * " +
+                                std::to_string(R) + " + c; (void)" + cv + ";\n"
+                          : "{ const int c = 0;\n";
+  src += "    " + at + " acc[" + std::to_string(R * lanes) + "];\n";
+  src += "    for (int j = 0; j < " + std::to_string(R * lanes) + "; ++j) acc[j] = (" + at + ")" + init + ";\n";
   for (size_t d = 0; d < red->shape.size(); ++d) src += "    " + loop("v" + std::to_string(red->i + d), red->shape[d]);
   src += "    {\n";
-  src += "      if (n == " + std::to_string(lanes) + ") {\n";
-  src += "        #pragma omp simd\n        for (int j = 0; j < " + std::to_string(lanes) + "; ++j) { const int64_t " + lv + " = lo + j; (void)" + lv + "; " + step + " }\n";
+  src += "      if (n == " + L + ") {\n";
+  src += "        " + row + "        #pragma omp simd\n        for (int j = 0; j < " + L + "; ++j) { const int64_t " + lv + " = lo + j; (void)" + lv + "; " + step + " }\n        }\n";
   src += "      } else {\n";
-  src += "        for (int j = 0; j < n; ++j) { const int64_t " + lv + " = lo + j; (void)" + lv + "; " + step + " }\n      }\n    }\n";
-  src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
-  src += "      " + store(p, k, flat, expr(k.body, "acc[j]")) + "\n    }\n  }\n}\n";
+  src += "        " + row + "        for (int j = 0; j < n; ++j) { const int64_t " + lv + " = lo + j; (void)" + lv + "; " + step + " }\n        }\n      }\n    }\n";
+  src += "    " + row + "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
+  src += "      " + store(p, k, flat, expr(k.body, acc)) + "\n    }\n    }\n  }\n}\n";
   return src;
 }
 

@@ -1,5 +1,7 @@
 #include "codegen/cuda_printer.h"
 
+#include <map>
+
 namespace lockstep::codegen {
 
 using namespace kir;
@@ -52,13 +54,14 @@ std::string loop(const std::string& v, int64_t extent) {
   return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(extent) + "; ++" + v + ")\n";
 }
 
-// v0..v{r-1} from the flat index i (row-major); size-1 dims are 0. Dim `renamed` (if any)
-// is declared as `as` instead.
-std::string unflatten(const Shape& s, int renamed = -1, const std::string& as = "") {
+// v0..v{r-1} from the flat index i (row-major); size-1 dims are 0. Dims in `renamed` are
+// declared under the name given instead.
+std::string unflatten(const Shape& s, const std::map<size_t, std::string>& renamed = {}) {
   std::vector<int64_t> strides = shape_strides(s);
   std::string src;
   for (size_t d = 0; d < s.size(); ++d) {
-    std::string v = static_cast<int>(d) == renamed ? as : "v" + std::to_string(d), e;
+    auto it = renamed.find(d);
+    std::string v = it != renamed.end() ? it->second : "v" + std::to_string(d), e;
     if (s[d] == 1) e = "0";
     else if (d == 0) e = strides[d] == 1 ? "i" : "i / " + std::to_string(strides[d]);
     else e = (strides[d] == 1 ? "i" : "(i / " + std::to_string(strides[d]) + ")") + " % " + std::to_string(s[d]);
@@ -67,13 +70,22 @@ std::string unflatten(const Shape& s, int renamed = -1, const std::string& as = 
   return src;
 }
 
-// Output elements per thread of a reduction kernel: that many consecutive indices of the
-// dim before the last (a conv's output channels), so each input value loaded serves them all.
-int64_t coarsening(const Shape& s, bool reduction) {
-  if (!reduction || s.size() < 2) return 1;
-  for (int64_t c : {kCudaCoarsen, int64_t{2}})
-    if (s[s.size() - 2] % c == 0) return c;
-  return 1;
+// The outputs one thread of a reduction computes: `rows` consecutive indices of the dim before
+// the last (a conv's output channels share each input load) times `cols` of the last (with
+// the taps unrolled, neighbouring outputs share the input they overlap on).
+struct Block {
+  int64_t rows = 1, cols = 1;
+};
+
+Block block_of(const Shape& s, const Expr* red) {
+  Block b;
+  if (!red || s.size() < 2) return b;
+  b.rows = CPrinter::reduce_rows(s, kCudaCoarsen);
+  // Columns only where each term is a plain product: a masked one (a strided transposed
+  // conv's phases) shares no loads between neighbours and pays its index arithmetic per column.
+  if (red->args[0]->op == Op::Select) return b;
+  for (b.cols = kCudaColumns; b.cols > 1 && s.back() % b.cols != 0;) b.cols /= 2;
+  return b;
 }
 
 }  // namespace
@@ -94,33 +106,41 @@ std::string CudaPrinter::kernel(const Plan& p, const Kernel& k) const {
   src += "  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {\n";
   const Expr* red = find_reduce(k.body);
   if (!red) return src + unflatten(s) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
-  int64_t R = coarsening(s, true);
+  Block blk = block_of(s, red);
   std::string at = compute_type(red->type);
   bool is_max = red->fn == Fn::Max;
   std::string init = is_max ? (dtype_is_float(red->type) ? "-INFINITY" : "INT64_MIN") : "0";
-  std::string step = reduce_step(*red, "acc[j]");
-  std::string cv = "v" + std::to_string(s.size() - 2), each;  // the coarsened dim's var
-  if (R > 1) {
+  size_t r = s.size();
+  std::string acc = "acc[c * " + std::to_string(blk.cols) + " + l]";
+  std::string each = "{ const int c = 0; const int l = 0; ";
+  if (blk.rows * blk.cols > 1) {
     Shape threads = s;
-    threads[s.size() - 2] /= R;
-    src += unflatten(threads, static_cast<int>(s.size() - 2), "vb");
-    each = "#pragma unroll\n    for (int j = 0; j < " + std::to_string(R) + "; ++j) { const int64_t " + cv + " = vb * " +
-           std::to_string(R) + " + j; (void)" + cv + "; ";
+    threads[r - 2] /= blk.rows;
+    threads[r - 1] /= blk.cols;
+    src += unflatten(threads, {{r - 2, "vb"}, {r - 1, "vl"}});
+    std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
+    each = "#pragma unroll\n    for (int c = 0; c < " + std::to_string(blk.rows) + "; ++c) { const int64_t " + rv + " = vb * " +
+           std::to_string(blk.rows) + " + c; (void)" + rv + ";\n    #pragma unroll\n    for (int l = 0; l < " +
+           std::to_string(blk.cols) + "; ++l) { const int64_t " + cv + " = vl * " + std::to_string(blk.cols) + " + l; (void)" + cv + "; ";
   } else {
     src += unflatten(s);
-    each = "{ const int j = 0; ";
   }
-  src += "    " + at + " acc[" + std::to_string(R) + "];\n";
-  src += "    for (int j = 0; j < " + std::to_string(R) + "; ++j) acc[j] = (" + at + ")" + init + ";\n";
-  for (size_t d = 0; d < red->shape.size(); ++d) src += "    " + loop("v" + std::to_string(red->i + d), red->shape[d]);
-  src += "    {\n    " + each + step + " }\n    }\n";
-  std::string flat = R > 1 ? out_index(s) : "i";
-  return src + "    " + each + store(p, k, flat, expr(k.body, "acc[j]")) + " }\n  }\n}\n";
+  std::string close = blk.rows * blk.cols > 1 ? " } }" : " }";
+  src += "    " + at + " acc[" + std::to_string(blk.rows * blk.cols) + "];\n";
+  src += "    for (int j = 0; j < " + std::to_string(blk.rows * blk.cols) + "; ++j) acc[j] = (" + at + ")" + init + ";\n";
+  for (size_t d = 0; d < red->shape.size(); ++d) {
+    bool inner = d + 1 == red->shape.size() && red->shape[d] <= kCudaUnroll;  // taps: loads shared across columns
+    src += std::string(inner && blk.cols > 1 ? "    #pragma unroll\n" : "") + "    " + loop("v" + std::to_string(red->i + d), red->shape[d]);
+  }
+  src += "    {\n    " + each + reduce_step(*red, acc) + close + "\n    }\n";
+  std::string flat = blk.rows * blk.cols > 1 ? out_index(s) : "i";
+  return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n  }\n}\n";
 }
 
 int64_t cuda_kernel_threads(const Plan& p, const Kernel& k) {
   const Shape& s = p.buffers[k.out].shape;
-  return shape_numel(s) / coarsening(s, find_reduce(k.body) != nullptr);
+  Block blk = block_of(s, find_reduce(k.body));
+  return shape_numel(s) / (blk.rows * blk.cols);
 }
 
 std::string cuda_program_source(const Plan& p) {

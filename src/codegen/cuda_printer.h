@@ -10,7 +10,9 @@
 namespace lockstep::codegen {
 
 constexpr int kCudaBlock = 256;  // threads per block of every kernel (__launch_bounds__)
-constexpr int64_t kCudaCoarsen = 4;  // output elements per thread of a reduction, where they divide
+constexpr int64_t kCudaCoarsen = 4;   // output rows (dim before the last) per thread of a reduction
+constexpr int64_t kCudaColumns = 4;   // ... times output columns (last dim), where they divide
+constexpr int64_t kCudaUnroll = 16;   // innermost reduction loops this short are unrolled
 
 class CudaPrinter : public CPrinter {
  public:

@@ -98,6 +98,13 @@ TEST(Import, ShortExternalDataFileIsAnError) {
   EXPECT_NE(msg.find("too short"), std::string::npos) << msg;
 }
 
+// Found by the ONNX loader fuzzer: an initializer declaring 6e10 float32 elements and holding
+// none. The data is checked against the shape before anything is allocated.
+TEST(Import, InitializerWithHugeDimsAndNoDataIsRefusedWithoutAllocating) {
+  std::string msg = testing::error_of([] { load_onnx(LOCKSTEP_TEST_DATA "/bad/initializer_dims_without_data.onnx"); });
+  EXPECT_NE(msg.find("has 0 values, shape [122,8,10,10,8,8,2431,4] needs 60739993600"), std::string::npos) << msg;
+}
+
 // Nodes listed consumer-first (some tools write them so) are put in order; a cycle is an error.
 TEST(Import, NodesOutOfOrderAreSortedAndCyclesRefused) {
   onnx::ModelProto m;

@@ -11,8 +11,10 @@ namespace lockstep {
 
 namespace fs = std::filesystem;
 
-static void read_external(const onnx::TensorProto& t, const std::string& base_dir,
-                          const std::string& what, Tensor& out) {
+// Reads the external bytes into a tensor of `dt` and `shape`, allocated only once the file
+// is known to hold them.
+static Tensor read_external(const onnx::TensorProto& t, const std::string& base_dir, const std::string& what,
+                            DType dt, const Shape& shape, int64_t need) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
@@ -34,16 +36,30 @@ static void read_external(const onnx::TensorProto& t, const std::string& base_di
   if (!in) throw Error(what + ": cannot open external data file '" + file.string() + "'");
   in.seekg(0, std::ios::end);
   int64_t size = static_cast<int64_t>(in.tellg());
-  int64_t need = static_cast<int64_t>(out.bytes.size());
   if (length >= 0 && length != need)
     throw Error(what + ": external data length " + std::to_string(length) + " but shape needs " +
                 std::to_string(need) + " bytes");
   if (offset < 0 || offset + need > size)
     throw Error(what + ": external data file '" + file.string() + "' is too short (" +
                 std::to_string(size) + " bytes, need " + std::to_string(offset + need) + ")");
+  Tensor out(dt, shape);
   in.seekg(offset);
   in.read(reinterpret_cast<char*>(out.bytes.data()), need);
   if (!in) throw Error(what + ": reading external data file '" + file.string() + "' failed");
+  return out;
+}
+
+// How many values the typed field for `dt` holds (int32_data carries every type of 32 bits
+// or fewer).
+static int64_t field_values(const onnx::TensorProto& t, DType dt) {
+  switch (dt) {
+    case DType::f32: return t.float_data_size();
+    case DType::f64: return t.double_data_size();
+    case DType::i64: return t.int64_data_size();
+    case DType::u32:
+    case DType::u64: return t.uint64_data_size();
+    default: return t.int32_data_size();
+  }
 }
 
 template <class Field, class Store>
@@ -64,29 +80,31 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
   Shape shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape)
     if (d < 0) throw Error(what + ": negative dimension in shape " + shape_str(shape));
-  // Guard the allocation against absurd dims from a corrupt file.
+  // The data must match the shape before anything is allocated: a corrupt file can declare
+  // any dims.
   __int128 total = 1;
   for (int64_t d : shape) {
     total *= d;
     if (total > (static_cast<__int128>(1) << 40))
       throw Error(what + ": shape " + shape_str(shape) + " is too large");
   }
-  Tensor out(dt, shape);
-  int64_t n = out.numel();
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    read_external(t, base_dir, what, out);
-    return out;
-  }
+  int64_t n = static_cast<int64_t>(total), need = n * static_cast<int64_t>(dtype_size(dt));
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return read_external(t, base_dir, what, dt, shape, need);
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != out.bytes.size())
+    if (static_cast<int64_t>(t.raw_data().size()) != need)
       throw Error(what + ": raw_data has " + std::to_string(t.raw_data().size()) +
                   " bytes, shape " + shape_str(shape) + " of " + dtype_name(dt) + " needs " +
-                  std::to_string(out.bytes.size()));
+                  std::to_string(need));
+    Tensor out(dt, shape);
     copy_bytes(out.bytes.data(), t.raw_data().data(), out.bytes.size());
     if (dt == DType::boolean)
       for (auto& b : out.bytes) b = b != 0;
     return out;
   }
+  if (field_values(t, dt) != n)
+    throw Error(what + ": has " + std::to_string(field_values(t, dt)) + " values, shape " + shape_str(shape) +
+                " needs " + std::to_string(n));
+  Tensor out(dt, shape);
   switch (dt) {
     case DType::f32: copy_field(t.float_data(), n, what, [&](int64_t k, float v) { out.data<float>()[k] = v; }); break;
     case DType::f64: copy_field(t.double_data(), n, what, [&](int64_t k, double v) { out.data<double>()[k] = v; }); break;

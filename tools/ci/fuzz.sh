@@ -8,8 +8,13 @@ CC=clang CXX=clang++ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Rel
   -DLOCKSTEP_FUZZ=ON -DLOCKSTEP_TESTS=OFF >/dev/null
 cmake --build "$build" -j"${JOBS:-2}" --target onnx_loader_fuzz npy_fuzz
 mkdir -p "$build/corpus/onnx" "$build/corpus/npy" "$build/crashes"
-find "$src/tests/data" -name '*.onnx' -size -256k -exec cp -t "$build/corpus/onnx" {} + 2>/dev/null || true
-find "$src/tests/data" -name '*.npy' -size -64k -exec cp -t "$build/corpus/npy" {} + 2>/dev/null || true
+# Every seed under its own name: the conformance cases are all called model.onnx.
+seed() {
+  find "$src/tests/data" -name "$1" -size "$2" -print0 |
+    while IFS= read -r -d '' f; do cp "$f" "$build/corpus/$3/$(printf '%s' "${f#$src/}" | tr '/' '_')"; done
+}
+seed '*.onnx' -256k onnx
+seed '*.npy' -64k npy
 status=0
 for t in onnx_loader_fuzz:onnx npy_fuzz:npy; do
   bin=${t%%:*}; corpus=${t##*:}

@@ -233,6 +233,24 @@ TEST(ShapeRule, MatMulAndGemmInnerDims) {
   expect_error_naming(b, "inner dimensions");
 }
 
+// Found by the loader fuzzer under UBSan: a zero dim meant indexing an empty vector.
+TEST(MatMul, ZeroSizedDimGivesAnEmptyProduct) {
+  OneNode a(13);  // [1,3,4] x [1,64,4,0] -> [1,64,3,0]
+  int x = a.input("a", {1, 3, 4}, std::vector<double>(12, 1.0)), y = a.input("b", {1, 64, 4, 0}, {});
+  a.node("MatMul", {x, y}, {});
+  RefTensor r = a.run();
+  EXPECT_EQ(r.shape, (Shape{1, 64, 3, 0}));
+  EXPECT_EQ(r.numel(), 0);
+}
+
+// Found by the loader fuzzer: an omitted required input (empty name) read value -1.
+TEST(ShapeRule, OmittedRequiredInputIsAnError) {
+  OneNode a(13);
+  int x = a.input("a", {2, 2}, std::vector<double>(4));
+  a.node("Gemm", {x, -1}, {});
+  expect_error_naming(a, "required input 1 is omitted");
+}
+
 TEST(MatMul, OneDimOperandsAndBatchBroadcast) {
   OneNode a(13);  // [2] . [2,3] -> [3]
   int x = a.input("a", {2}, {1, 2}), y = a.input("b", {2, 3}, {1, 2, 3, 4, 5, 6});

@@ -324,7 +324,7 @@ void ref_conv_any(RefCtx& c, bool transpose) {
   std::vector<std::vector<TapRun>> tiles;
   for (int64_t lo = 0; lo < a_len; lo += kTile) tiles.push_back(clip_runs(runs, lo, lo + kTile, stride));
   for (int64_t n = 0; n < n_batch; ++n) {
-    for (int64_t m = 0; m < m_out; ++m) fill_bias(c, &Y.f[(n * m_out + m) * out_size], out_size, m);
+    for (int64_t m = 0; m < m_out; ++m) fill_bias(c, Y.f.data() + (n * m_out + m) * out_size, out_size, m);
     for (const std::vector<TapRun>& tile : tiles)
       for (int64_t m = 0; m < m_out; ++m) {
         int64_t g = m / mg;
@@ -333,10 +333,10 @@ void ref_conv_any(RefCtx& c, bool transpose) {
           for (int64_t ci = c0; ci < std::min(cg, c0 + kBlock); ++ci, ++b.size) {
             int64_t x_channel = g * cg + ci;
             int64_t w_row = transpose ? x_channel * mg + m % mg : m * cg + ci;
-            b.x[b.size] = &X.f[(n * cin + x_channel) * in_size];
-            b.w[b.size] = &W.f[w_row * k_size];
+            b.x[b.size] = X.f.data() + (n * cin + x_channel) * in_size;
+            b.w[b.size] = W.f.data() + w_row * k_size;
           }
-          accumulate(&Y.f[(n * m_out + m) * out_size], b, tile, transpose, stride);
+          accumulate(Y.f.data() + (n * m_out + m) * out_size, b, tile, transpose, stride);
         }
       }
   }

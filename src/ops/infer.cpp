@@ -18,6 +18,10 @@ void check_node_schema(const Graph& g, int n) {
   if (ni < def->min_inputs || ni > def->max_inputs)
     throw Error(g.label(n) + ": has " + std::to_string(ni) + " inputs, expected " +
                 std::to_string(def->min_inputs) + ".." + std::to_string(def->max_inputs));
+  // ONNX puts optional inputs after the required ones: the first min_inputs must be given.
+  for (int k = 0; k < def->min_inputs; ++k)
+    if (node.inputs[k] < 0)
+      throw Error(g.label(n) + ": required input " + std::to_string(k) + " is omitted (an empty name)");
   if (no < def->min_outputs || no > def->max_outputs)
     throw Error(g.label(n) + ": has " + std::to_string(no) + " outputs, expected " +
                 std::to_string(def->min_outputs) + ".." + std::to_string(def->max_outputs));

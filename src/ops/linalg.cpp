@@ -85,14 +85,14 @@ void ref_matmul(RefCtx& c) {
   int64_t block = s.m * s.n;
   if (A.is_float()) {
     for (size_t bi = 0; bi < ao.size(); ++bi)
-      matmul_block(&A.f[ao[bi]], &B.f[bo[bi]], &Y.f[bi * block], s.m, s.k, s.n);
+      matmul_block(A.f.data() + ao[bi], B.f.data() + bo[bi], Y.f.data() + bi * block, s.m, s.k, s.n);  // data(): a dim may be 0
     c.out[0] = std::move(Y);
     return;
   }
   // Integers: exact modulo 2^64 (unsigned arithmetic wraps without UB), then to the dtype's width.
   std::vector<uint64_t> a(A.i.begin(), A.i.end()), b(B.i.begin(), B.i.end()), y(Y.numel(), 0);
   for (size_t bi = 0; bi < ao.size(); ++bi)
-    matmul_block(&a[ao[bi]], &b[bo[bi]], &y[bi * block], s.m, s.k, s.n);
+    matmul_block(a.data() + ao[bi], b.data() + bo[bi], y.data() + bi * block, s.m, s.k, s.n);
   for (int64_t e = 0; e < Y.numel(); ++e) Y.set_int(e, static_cast<int64_t>(y[e]));
   c.out[0] = std::move(Y);
 }

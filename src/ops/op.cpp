@@ -55,6 +55,7 @@ const Attr& OpCtx::attr_required(const char* key) const {
 }
 
 static std::string input_name(const OpCtx& c, size_t k) {
+  if (!c.has_input(k)) return "input " + std::to_string(k) + " (omitted)";
   return "input " + std::to_string(k) + " ('" + c.graph.values[c.node.inputs[k]].name + "')";
 }
 

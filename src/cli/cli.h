@@ -56,7 +56,8 @@ struct VerifyRun {
   VerifySubject subject, b;  // b: B of A-B-A, when --aba was given
   Tolerances tol;
   FreshProcess process;      // this binary and the subject's arguments, for fresh processes
-  const Graph* aba() const { return b.graph.nodes.empty() ? nullptr : &b.graph; }
+  // The options check and bisect share, for these flags (pointing into this run).
+  VerifyOptions options(const VerifyFlags& f) const;
 };
 // Loads the model (and --aba's), checks that a planted fault names one of its nodes.
 VerifyRun start_verify(const VerifyFlags& f);

@@ -28,15 +28,10 @@ BisectOptions::By parse_by(const std::string& by) {
 int bisect(const BisectFlags& f) {
   VerifyRun v = start_verify(f);
   BisectOptions o;
+  static_cast<VerifyOptions&>(o) = v.options(f);
   o.target = split_targets(f.target).front();
-  o.ref = f.ref;
   o.by = parse_by(f.by);
   o.cuts = f.cuts;
-  o.compile = f.compile.options;
-  o.tol = v.tol;
-  o.process = v.process;
-  o.aba = v.aba();
-  o.aba_inputs = v.b.inputs;
   Report r = run_bisect(v.subject.graph, v.subject.inputs, o);
   return finish_verify(r, v, f);
 }

@@ -128,6 +128,17 @@ VerifyRun start_verify(const VerifyFlags& f) {
   return v;
 }
 
+VerifyOptions VerifyRun::options(const VerifyFlags& f) const {
+  VerifyOptions o;
+  o.ref = f.ref;
+  o.compile = f.compile.options;
+  o.tol = tol;
+  o.process = process;
+  o.aba = b.graph.nodes.empty() ? nullptr : &b.graph;
+  o.aba_inputs = b.inputs;
+  return o;
+}
+
 int finish_verify(Report& r, const VerifyRun& v, const VerifyFlags& f) {
   r.command = v.subject.command;
   r.model = f.model;
@@ -158,15 +169,10 @@ int check(const CheckFlags& f) {
   if (f.sha_only) return sha_only(f);
   VerifyRun v = start_verify(f);
   CheckOptions o;
+  static_cast<VerifyOptions&>(o) = v.options(f);
   o.targets = split_targets(f.targets);
-  o.ref = f.ref;
-  o.compile = f.compile.options;
-  o.tol = v.tol;
   o.fresh = f.fresh;
   o.repeat = f.repeat;
-  o.process = v.process;
-  o.aba = v.aba();
-  o.aba_inputs = v.b.inputs;
   Report r = run_check(v.subject.graph, v.subject.inputs, o);
   return finish_verify(r, v, f);
 }

@@ -14,15 +14,10 @@
 
 namespace lockstep {
 
-struct BisectOptions {
-  std::string target = "cpu", ref = "ref";
+struct BisectOptions : VerifyOptions {
+  std::string target = "cpu";
   enum By { Node, Pass, Stage, All } by = All;
   bool cuts = false;  // node mode (b): prefix cuts instead of capturing the compiled program
-  CompileOptions compile;
-  Tolerances tol;
-  const Graph* aba = nullptr;  // B of A-B-A; null: the model cut at its middle node
-  TensorMap aba_inputs;
-  FreshProcess process;        // binary empty: B of A-B-A is compared with a cache-off compile
 };
 
 // report.agree: no divergence anywhere. report.verdict: one line naming the stage, the ONNX

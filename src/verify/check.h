@@ -116,16 +116,21 @@ StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std
 StageRow stage_aba(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha,
                    const Graph* b, const TensorMap& b_inputs, const FreshProcess& p);
 
-struct CheckOptions {
-  std::vector<std::string> targets{"cpu"};
+// What check and bisect share: the oracle, the compile flags under test, the tolerances, B of
+// A-B-A, and how to start fresh processes.
+struct VerifyOptions {
   std::string ref = "ref";
   CompileOptions compile;
   Tolerances tol;
-  int fresh = 2;    // fresh processes
-  int repeat = 2;   // in-process compiles (the first included)
   const Graph* aba = nullptr;  // B of A-B-A; null: a prefix cut of the model at its middle node
   TensorMap aba_inputs;
-  FreshProcess process;  // binary empty: no fresh-process checks
+  FreshProcess process;  // binary empty: no fresh processes (A-B-A's B is compiled here, cache off)
+};
+
+struct CheckOptions : VerifyOptions {
+  std::vector<std::string> targets{"cpu"};
+  int fresh = 2;    // fresh processes
+  int repeat = 2;   // in-process compiles (the first included)
   bool trace = true;     // capture fusion-group values for the error-along-the-graph plot
 };
 

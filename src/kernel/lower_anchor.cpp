@@ -55,6 +55,27 @@ int upsampled_input(Lowering& L, int n, int x, const ConvGeometry& geo, const Sh
   return L.emit_temp(n, t, us, select(ok, L.read(x, idx), cst(0, t)));
 }
 
+// The channel part of a conv's input and weight indices: output channel v1, input channel
+// the group's base plus reduction var r. A transposed conv's weight is [C, M/G, ...].
+struct ConvIndex {
+  std::vector<ExprP> xi, wi;
+};
+
+ConvIndex channel_index(int64_t G, int64_t Cg, int64_t Mg, size_t r, bool transpose) {
+  ExprP g = G == 1 ? icst(0) : binary(Fn::Div, v(1), icst(Mg));
+  ExprP ci = add(mul(g, icst(Cg)), v(r));
+  if (transpose) return {{v(0), ci}, {ci, G == 1 ? v(1) : binary(Fn::Mod, v(1), icst(Mg))}};
+  return {{v(0), ci}, {v(1), v(r)}};
+}
+
+// out = sum over (channel, taps) of `term`, plus the bias if the node has one.
+void emit_conv_sum(Lowering& L, int n, ExprP term, size_t r, const Shape& extents) {
+  const Node& node = L.g.nodes[n];
+  ExprP body = reduce(Fn::Add, std::move(term), static_cast<int>(r), extents);
+  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
+  L.emit(n, node.outputs[0], body);
+}
+
 // A strided transposed conv read straight from its input, one phase at a time: of the kernel
 // taps over the zero-inserted input, only k = k0(t) + m*s can land on an input element, so
 // the sum runs over m. The nonzero terms are those of the zero-inserted form, in the same
@@ -85,10 +106,8 @@ bool lower_transposed_direct(Lowering& L, int n, const ConvGeometry& geo) {
     strided |= geo.strides[i] > 1;
   }
   if (!strided) return false;
-  int64_t G = geo.group, Mg = ys[1] / G, Cg = ws[0] / G;
-  ExprP g = G == 1 ? icst(0) : binary(Fn::Div, v(1), icst(Mg));
-  ExprP ci = add(mul(g, icst(Cg)), v(r));
-  std::vector<ExprP> xi = {v(0), ci}, wi = {ci, G == 1 ? v(1) : binary(Fn::Mod, v(1), icst(Mg))};
+  int64_t G = geo.group, Cg = ws[0] / G;
+  auto [xi, wi] = channel_index(G, Cg, ys[1] / G, r, true);
   Shape extents = {Cg};
   ExprP ok = cst(1, DType::boolean);
   for (size_t i = 0; i < nd; ++i) {
@@ -104,10 +123,7 @@ bool lower_transposed_direct(Lowering& L, int n, const ConvGeometry& geo) {
     wi[2 + i] = select(ok, wi[2 + i], icst(0));
   }
   DType t = L.type(y).dtype;
-  ExprP term = select(ok, binary(Fn::Mul, L.read(w, wi), L.read(x, xi)), cst(0, t));
-  ExprP body = reduce(Fn::Add, term, static_cast<int>(r), extents);
-  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
-  L.emit(n, y, body);
+  emit_conv_sum(L, n, select(ok, binary(Fn::Mul, L.read(w, wi), L.read(x, xi)), cst(0, t)), r, extents);
   return true;
 }
 
@@ -125,11 +141,7 @@ void lower_conv(Lowering& L, int n, bool transpose) {
   int src = transpose ? upsampled_input(L, n, x, geo, ys) : padded_input(L, n, x, geo);
   const Shape& ss = L.plan.buffers[src].shape;
   DType t = L.type(y).dtype;
-  ExprP g = G == 1 ? icst(0) : binary(Fn::Div, v(1), icst(Mg));
-  ExprP ci = add(mul(g, icst(Cg)), v(r));  // input channel: group base + reduction var
-  std::vector<ExprP> xi = {v(0), ci}, wi;
-  if (transpose) wi = {ci, G == 1 ? v(1) : binary(Fn::Mod, v(1), icst(Mg))};
-  else wi = {v(1), v(r)};
+  auto [xi, wi] = channel_index(G, Cg, Mg, r, transpose);
   Shape extents = {Cg};
   for (size_t i = 0; i < nd; ++i) {
     ExprP k = v(r + 1 + i);
@@ -138,10 +150,7 @@ void lower_conv(Lowering& L, int n, bool transpose) {
     xi.push_back(add(pos, mul(k, icst(geo.dilations[i]))));
     wi.push_back(transpose ? sub(icst(geo.kernel[i] - 1), k) : k);
   }
-  ExprP term = binary(Fn::Mul, L.read(w, wi), load(src, ss, t, xi));
-  ExprP body = reduce(Fn::Add, term, static_cast<int>(r), extents);
-  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
-  L.emit(n, y, body);
+  emit_conv_sum(L, n, binary(Fn::Mul, L.read(w, wi), load(src, ss, t, xi)), r, extents);
 }
 
 // Batch dims of an operand, right-aligned against the output's batch dims; size-1 dims broadcast.

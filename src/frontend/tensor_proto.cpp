@@ -62,11 +62,9 @@ static int64_t field_values(const onnx::TensorProto& t, DType dt) {
   }
 }
 
+// The caller has checked that `field` holds n values (field_values).
 template <class Field, class Store>
-static void copy_field(const Field& field, int64_t n, const std::string& what, Store store) {
-  if (static_cast<int64_t>(field.size()) != n)
-    throw Error(what + ": has " + std::to_string(field.size()) + " values, shape needs " +
-                std::to_string(n));
+static void copy_field(const Field& field, int64_t n, Store store) {
   for (int64_t k = 0; k < n; ++k) store(k, field[static_cast<int>(k)]);
 }
 
@@ -106,14 +104,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
                 " needs " + std::to_string(n));
   Tensor out(dt, shape);
   switch (dt) {
-    case DType::f32: copy_field(t.float_data(), n, what, [&](int64_t k, float v) { out.data<float>()[k] = v; }); break;
-    case DType::f64: copy_field(t.double_data(), n, what, [&](int64_t k, double v) { out.data<double>()[k] = v; }); break;
-    case DType::i64: copy_field(t.int64_data(), n, what, [&](int64_t k, int64_t v) { out.data<int64_t>()[k] = v; }); break;
-    case DType::u32: copy_field(t.uint64_data(), n, what, [&](int64_t k, uint64_t v) { out.data<uint32_t>()[k] = static_cast<uint32_t>(v); }); break;
-    case DType::u64: copy_field(t.uint64_data(), n, what, [&](int64_t k, uint64_t v) { out.data<uint64_t>()[k] = v; }); break;
+    case DType::f32: copy_field(t.float_data(), n, [&](int64_t k, float v) { out.data<float>()[k] = v; }); break;
+    case DType::f64: copy_field(t.double_data(), n, [&](int64_t k, double v) { out.data<double>()[k] = v; }); break;
+    case DType::i64: copy_field(t.int64_data(), n, [&](int64_t k, int64_t v) { out.data<int64_t>()[k] = v; }); break;
+    case DType::u32: copy_field(t.uint64_data(), n, [&](int64_t k, uint64_t v) { out.data<uint32_t>()[k] = static_cast<uint32_t>(v); }); break;
+    case DType::u64: copy_field(t.uint64_data(), n, [&](int64_t k, uint64_t v) { out.data<uint64_t>()[k] = v; }); break;
     default: {  // int32_data carries every type of 32 bits or fewer, f16/bf16 as bit patterns
       size_t sz = dtype_size(dt);
-      copy_field(t.int32_data(), n, what, [&](int64_t k, int32_t v) {
+      copy_field(t.int32_data(), n, [&](int64_t k, int32_t v) {
         if (dt == DType::boolean) v = v != 0;
         std::memcpy(out.bytes.data() + k * sz, &v, sz);  // little-endian host
       });

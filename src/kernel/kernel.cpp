@@ -1,5 +1,7 @@
 #include "kernel/kernel.h"
 
+#include "core/error.h"
+
 #include <algorithm>
 
 namespace lockstep::kir {
@@ -39,8 +41,9 @@ std::string describe(const Plan& p) {
   return s;
 }
 
-std::string failed_check(const Plan::Check& c, int64_t count) {
-  return "node '" + c.node + "': " + std::to_string(count) + " " + c.what;
+void require_checks_pass(const Plan& p, const std::vector<int64_t>& counts) {
+  for (size_t k = 0; k < p.checks.size(); ++k)
+    if (counts[k]) throw Error("node '" + p.checks[k].node + "': " + std::to_string(counts[k]) + " " + p.checks[k].what);
 }
 
 }  // namespace lockstep::kir

@@ -46,8 +46,9 @@ struct Plan {
   std::vector<Check> checks;
 };
 
-// The error for a check that counted `count` invalid elements, naming its node.
-std::string failed_check(const Plan::Check& c, int64_t count);
+// Throws the error of the first check whose count (in the order of p.checks) is not 0,
+// naming its node.
+void require_checks_pass(const Plan& p, const std::vector<int64_t>& counts);
 
 // Readable listing of a kernel / plan ("k3 [conv /flow/..]: b7[1,144,1024] = ...").
 std::string describe(const Plan& p, const Kernel& k);

@@ -215,11 +215,10 @@ class CpuProgram : public Program {
 
   std::vector<Tensor> collect(std::vector<Region>& outs, Region& arena) {
     if (opts_.checked && !arena.intact()) throw Error("cpu: a kernel wrote past the end of the temporary arena");
-    for (const kir::Plan::Check& c : plan_.checks) {
-      int64_t count = 0;
-      std::memcpy(&count, arena.data() + mem_.offset[c.buf], sizeof count);
-      if (count) throw Error(kir::failed_check(c, count));
-    }
+    std::vector<int64_t> counts(plan_.checks.size());
+    for (size_t k = 0; k < counts.size(); ++k)
+      std::memcpy(&counts[k], arena.data() + mem_.offset[plan_.checks[k].buf], sizeof counts[k]);
+    kir::require_checks_pass(plan_, counts);
     std::vector<Tensor> result;
     for (size_t o = 0; o < plan_.outputs.size(); ++o) {
       const kir::Buffer& buf = plan_.buffers[plan_.outputs[o]];

@@ -1,5 +1,8 @@
 #include "codegen/c_printer.h"
 
+#include <cctype>
+#include <cstring>
+
 #include <cmath>
 #include <cstdio>
 
@@ -161,9 +164,22 @@ std::string CPrinter::out_index(const Shape& s) const {
   return r.empty() ? "0" : r;
 }
 
+std::string comment_text(std::string_view user) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string s;
+  for (size_t i = 0; i < user.size(); ++i) {
+    if (s.size() >= kCommentTextMax) return s + "...(" + std::to_string(user.size()) + " bytes)";
+    unsigned char c = static_cast<unsigned char>(user[i]);
+    bool inert = std::isalnum(c) || std::strchr(" _-.:#[](),;=+<>@!^~|&$", c);
+    if (inert && c != 0) s += static_cast<char>(c);
+    else s += std::string("%") + hex[c >> 4] + hex[c & 15];
+  }
+  return s;
+}
+
 std::string CPrinter::comment(const Kernel& k) const {
   std::string s = "// " + k.name + ": ";
-  for (size_t i = 0; i < k.nodes.size(); ++i) s += (i ? ", " : "") + k.nodes[i];
+  for (size_t i = 0; i < k.nodes.size(); ++i) s += (i ? ", " : "") + comment_text(k.nodes[i]);
   return s + "\n";
 }
 

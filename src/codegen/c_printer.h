@@ -3,10 +3,18 @@
 // kernel around the per-element code (loops on the CPU, thread indices on GPUs).
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "kernel/kernel.h"
 
 namespace lockstep::codegen {
+
+// A user string (an ONNX node name) spelled so that it is inert inside a `//` comment of every
+// target: only characters that cannot end the comment, splice a line (backslash), open or
+// close a block comment ('/', '*'), form a trigraph ('?') or quote; the rest become %XX
+// ('%' too), and text past kCommentTextMax is cut and its length given.
+inline constexpr size_t kCommentTextMax = 120;
+std::string comment_text(std::string_view user);
 
 class CPrinter {
  public:

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend/cuda/cuda_api.h"
+#include "core/dirs.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
@@ -117,10 +118,7 @@ DeviceCode nvrtc_compile(const std::string& source, int cc) {
 }
 
 std::string cuda_cache_dir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home && *home ? home : "/tmp") / ".cache";
-  return (base / "lockstep" / "cuda").string();
+  return cache_dir_path("cuda").string();
 }
 
 int default_compute_capability() {
@@ -150,9 +148,15 @@ std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, 
   std::string key = cache_key(source, cc);
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = memory.find(key); it != memory.end()) return it->second;
-  fs::path file = fs::path(cuda_cache_dir()) / (key + ".bin");
+  std::string why;
+  fs::path dir = usable_cache_dir("cuda", &why);
+  if (dir.empty()) {  // a cache that cannot be used costs speed, never the run
+    std::cerr << "warning: cuda: the kernel cache was not used (" << why << "); building without it\n";
+    return memory[key] = std::make_shared<const DeviceCode>(nvrtc_compile(source, cc));
+  }
+  fs::path file = dir / (key + ".bin");
   std::error_code ec;
-  if (fs::exists(file, ec)) {
+  if (fs::is_regular_file(file, ec)) {
     DeviceCode c;
     if (decode_entry(read_all(file), c)) {
       c.key = key;
@@ -162,7 +166,6 @@ std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, 
   }
   auto code = std::make_shared<const DeviceCode>(nvrtc_compile(source, cc));
   try {
-    fs::create_directories(file.parent_path());
     write_file_atomic(file.string(), encode_entry(*code));
   } catch (const std::exception& e) {
     std::cerr << "warning: cannot write the cuda cache: " << e.what() << "\n";  // the result still stands

@@ -1,0 +1,58 @@
+#include "core/process.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include "core/error.h"
+
+extern char** environ;
+
+namespace lockstep {
+
+ProcessResult run_process(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw Error("internal: run_process with no program");
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw Error("cannot create a pipe: " + std::string(std::strerror(errno)));
+  posix_spawn_file_actions_t acts;
+  posix_spawn_file_actions_init(&acts);
+  posix_spawn_file_actions_adddup2(&acts, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&acts, fds[1], 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &acts, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&acts);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
+  }
+  ProcessResult r;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0) r.output.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+}  // namespace lockstep

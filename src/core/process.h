@@ -1,0 +1,20 @@
+// Runs a program with an argument vector: no shell, so no path or name is ever parsed as shell
+// syntax. Its stdout and stderr are captured together.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when it did not exit normally (signal)
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// argv[0] is looked up on PATH. Throws Error when the program cannot be started.
+ProcessResult run_process(const std::vector<std::string>& argv);
+
+// "a b c" split at spaces (for LOCKSTEP_CXX="ccache g++" and the like).
+std::vector<std::string> split_words(const std::string& s);
+
+}  // namespace lockstep

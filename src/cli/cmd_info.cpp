@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <optional>
 
 #include "cli/cli.h"
@@ -81,6 +82,26 @@ void print_parameters(const onnx::GraphProto& gp) {
             << bytes << " bytes (" << human_bytes(bytes) << ")\n";
 }
 
+// Every file the model makes lockstep read: the model itself and its external data, each
+// resolved and checked as import will (a refused location says why).
+void print_files(const std::string& path, const onnx::GraphProto& gp) {
+  std::set<std::string> locations;
+  for (const auto& t : gp.initializer())
+    for (const std::string& l : external_data_locations(t)) locations.insert(l);
+  for (const auto& n : gp.node())
+    for (const auto& a : n.attribute())
+      for (const std::string& l : external_data_locations(a.t())) locations.insert(l);
+  std::cout << "files read (" << locations.size() + 1 << ")\n  " << path << "\n";
+  std::string base = std::filesystem::path(path).parent_path().string();
+  for (const std::string& l : locations) {
+    try {
+      std::cout << "  " << resolve_external_location(base, l, "external data").string() << "\n";
+    } catch (const Error& e) {
+      std::cout << "  refused: " << e.what() << "\n";
+    }
+  }
+}
+
 void print_summary(const std::string& path, const onnx::ModelProto& m) {
   const auto& gp = m.graph();
   std::cout << "model " << path << "\n";
@@ -99,6 +120,7 @@ void print_summary(const std::string& path, const onnx::ModelProto& m) {
   print_values("outputs", outs);
   print_ops(gp);
   print_parameters(gp);
+  print_files(path, gp);
 }
 
 }  // namespace
@@ -110,7 +132,9 @@ Action add_info(CLI::App& app) {
       "Prints the model's IR version, opset imports, producer, inputs and outputs with their\n"
       "dtypes and shapes (symbolic dims by name, ? when unknown), node count, op counts (most\n"
       "frequent first; ops lockstep does not implement are marked), and the number and size\n"
-      "of the initializers. The model is then imported and validated; a problem is reported\n"
+      "of the initializers, and every file the model makes lockstep read (its external data,\n"
+      "resolved; a location outside the model's folder is refused). The model is then imported\n"
+      "and validated; a problem is reported\n"
       "on stderr with exit status 2.");
   return [path] {
     onnx::ModelProto m = read_model_proto(*path);

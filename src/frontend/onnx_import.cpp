@@ -1,6 +1,8 @@
 #include "frontend/onnx_import.h"
 
 #include <onnx/checker.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_reader.h"
 #include "ops/infer.h"
 #include "ops/op.h"
 
@@ -19,17 +22,18 @@ namespace lockstep {
 namespace fs = std::filesystem;
 
 onnx::ModelProto read_model_proto(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error("model file '" + path + "' does not exist");
-  if (fs::is_directory(path, ec)) throw Error("model file '" + path + "' is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open model file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
+  // Protobuf refuses messages of 2 GiB or more. Parsed straight from the file, so a device or
+  // pipe stops at its first invalid byte or at that limit, with no copy of it in memory.
+  constexpr int64_t kMaxModelBytes = (int64_t{2} << 30) - 1;
+  FileReader f(path, "model file '" + path + "'");
+  if (f.regular() && f.size() == 0) throw Error("model file '" + path + "' is empty");
+  if (f.regular() && f.size() > kMaxModelBytes)
+    throw Error("model file '" + path + "' is larger than protobuf's 2 GiB limit");
+  google::protobuf::io::FileInputStream raw(f.fd());
+  google::protobuf::io::CodedInputStream in(&raw);
+  in.SetTotalBytesLimit(static_cast<int>(kMaxModelBytes));
   onnx::ModelProto model;
-  if (bytes.empty()) throw Error("model file '" + path + "' is empty");
-  if (!model.ParseFromString(bytes))
+  if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     throw Error("model file '" + path + "' is not a valid ONNX model (protobuf parse failed; truncated or corrupt?)");
   if (!model.has_graph()) throw Error("model file '" + path + "' has no graph");
   return model;
@@ -80,6 +84,9 @@ static Attr attr_from_proto(const onnx::AttributeProto& a, const std::string& ba
   }
   return r;
 }
+
+// The newest IR version of ONNX 1.23, whose conformance models lockstep passes.
+constexpr int64_t kMaxIrVersion = 14;
 
 static int default_opset(const onnx::ModelProto& m, const std::string& source) {
   int opset = -1;
@@ -162,6 +169,10 @@ Graph import_model(const onnx::ModelProto& m, const std::string& source, const s
   Graph g;
   g.source = source;
   g.ir_version = m.ir_version();
+  // A newer IR may change what fields mean; reading it as an older one could be silently wrong.
+  if (m.ir_version() < 0 || m.ir_version() > kMaxIrVersion)
+    throw Unsupported("model file '" + source + "' has IR version " + std::to_string(m.ir_version()) +
+                      "; lockstep reads IR versions up to " + std::to_string(kMaxIrVersion));
   g.producer = m.producer_name();
   g.opset = default_opset(m, source);
   const auto& gp = m.graph();

@@ -1,6 +1,13 @@
 // TensorProto -> Tensor: raw_data, the typed repeated fields, and external data files.
 #include <onnx/onnx_pb.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -10,6 +17,66 @@
 namespace lockstep {
 
 namespace fs = std::filesystem;
+
+fs::path resolve_external_location(const std::string& base_dir, const std::string& location,
+                                   const std::string& what) {
+  if (location.empty()) throw Error(what + ": external data has no location");
+  if (location.find('\0') != std::string::npos) throw Error(what + ": external data location contains a NUL byte");
+  fs::path rel(location);
+  if (rel.is_absolute() || rel.has_root_name())
+    throw Error(what + ": external data location '" + location + "' must be a relative path inside the model's folder");
+  std::error_code ec;
+  fs::path base = fs::canonical(base_dir.empty() ? fs::path(".") : fs::path(base_dir), ec);
+  if (ec) throw Error(what + ": cannot resolve the model's folder '" + base_dir + "': " + ec.message());
+  fs::path file = fs::canonical(base / rel, ec);  // every link and ".." resolved
+  if (ec) throw Error(what + ": cannot open external data file '" + (base / rel).string() + "': " + ec.message());
+  if (std::mismatch(base.begin(), base.end(), file.begin(), file.end()).first != base.end() || file == base)
+    throw Error(what + ": external data location '" + location + "' resolves to '" + file.string() +
+                "', outside the model's folder '" + base.string() + "'");
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(what + ": external data file '" + file.string() + "' is not a regular file");
+  return file;
+}
+
+namespace {
+
+// Closes a descriptor however the read ends.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads exactly `need` bytes at `offset` of a regular file, never more.
+void read_exact(const fs::path& file, int64_t offset, int64_t need, uint8_t* to, const std::string& what) {
+  // No following a link swapped in since resolving; O_NONBLOCK so a FIFO can never block open.
+  Fd f{::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0) throw Error(what + ": cannot open external data file '" + file.string() + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(what + ": external data file '" + file.string() + "' is not a regular file");
+  if (offset < 0 || offset > st.st_size || need > st.st_size - offset)
+    throw Error(what + ": external data file '" + file.string() + "' is too short (" + std::to_string(st.st_size) +
+                " bytes, need " + std::to_string(offset + need) + ")");
+  for (int64_t done = 0; done < need;) {
+    ssize_t n = ::pread(f.fd, to + done, static_cast<size_t>(need - done), offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(what + ": reading external data file '" + file.string() + "' failed");
+    done += n;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> external_data_locations(const onnx::TensorProto& t) {
+  std::vector<std::string> out;
+  if (t.data_location() != onnx::TensorProto::EXTERNAL) return out;
+  for (const auto& kv : t.external_data())
+    if (kv.key() == "location") out.push_back(kv.value());
+  return out;
+}
 
 // Reads the external bytes into a tensor of `dt` and `shape`, allocated only once the file
 // is known to hold them.
@@ -26,26 +93,13 @@ static Tensor read_external(const onnx::TensorProto& t, const std::string& base_
       throw Error(what + ": external data field '" + kv.key() + "' is not a number");
     }
   }
-  if (location.empty()) throw Error(what + ": external data has no location");
-  fs::path rel(location);
-  if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
-    throw Error(what + ": external data location '" + location +
-                "' must be a relative path inside the model's folder");
-  fs::path file = fs::path(base_dir) / rel;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(what + ": cannot open external data file '" + file.string() + "'");
-  in.seekg(0, std::ios::end);
-  int64_t size = static_cast<int64_t>(in.tellg());
+  fs::path file = resolve_external_location(base_dir, location, what);
   if (length >= 0 && length != need)
     throw Error(what + ": external data length " + std::to_string(length) + " but shape needs " +
                 std::to_string(need) + " bytes");
-  if (offset < 0 || offset + need > size)
-    throw Error(what + ": external data file '" + file.string() + "' is too short (" +
-                std::to_string(size) + " bytes, need " + std::to_string(offset + need) + ")");
+  if (offset < 0) throw Error(what + ": external data offset " + std::to_string(offset) + " is negative");
   Tensor out(dt, shape);
-  in.seekg(offset);
-  in.read(reinterpret_cast<char*>(out.bytes.data()), need);
-  if (!in) throw Error(what + ": reading external data file '" + file.string() + "' failed");
+  read_exact(file, offset, need, out.bytes.data(), what);
   return out;
 }
 

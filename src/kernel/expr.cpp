@@ -7,7 +7,32 @@ namespace lockstep::kir {
 
 namespace {
 
-ExprP make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+uint64_t var_bit(int64_t k) { return uint64_t{1} << (k < 63 ? k : 63); }
+
+bool transcendental_here(const Expr& e) {
+  if (e.op == Op::Unary && (e.fn == Fn::Exp || e.fn == Fn::Log || e.fn == Fn::Tanh || e.fn == Fn::Sigmoid ||
+                            e.fn == Fn::Erf || e.fn == Fn::Sqrt))
+    return true;
+  return e.op == Op::Binary && (e.fn == Fn::Pow || e.fn == Fn::Div) && dtype_is_float(e.type);
+}
+
+// Every Expr is made here: the subtree summary is computed from the (already summarised) args.
+ExprP make(Expr e) {
+  uint8_t has = 0;
+  uint64_t vars = 0;
+  for (const ExprP& a : e.args) {
+    has |= a->has;
+    vars |= a->var_mask;
+  }
+  if (e.op == Op::Load) has |= Expr::kLoad;
+  if (e.op == Op::Reduce) has |= Expr::kReduce;
+  if (e.op == Op::Select) has |= Expr::kSelect;
+  if (transcendental_here(e)) has |= Expr::kTranscendental;
+  if (e.op == Op::Var) vars |= var_bit(e.i);
+  e.has = has;
+  e.var_mask = vars;
+  return std::make_shared<const Expr>(std::move(e));
+}
 
 bool is_const(const ExprP& e) { return e->op == Op::Const; }
 bool is_int_const(const ExprP& e, int64_t v) {
@@ -169,14 +194,18 @@ static ExprP rebuild(const Expr& e, std::vector<ExprP> args) {
   }
 }
 
-ExprP substitute(const ExprP& e, const std::vector<ExprP>& vars, int shift) {
+// `changing`: the var bits whose Var is replaced by something else; a subtree using none of
+// them (and holding no Reduce to renumber) is returned as it is, shared, not rebuilt: the
+// constructors would make the same tree again from the same args.
+static ExprP substitute_in(const ExprP& e, const std::vector<ExprP>& vars, int shift, uint64_t changing) {
+  if (!(e->var_mask & changing) && !(shift != 0 && (e->has & Expr::kReduce))) return e;
   if (e->op == Op::Var) {
     if (e->i < static_cast<int64_t>(vars.size())) return vars[e->i];
     return var(static_cast<int>(e->i) + shift);
   }
   if (e->op == Op::Const) return e;
   std::vector<ExprP> args;
-  for (const ExprP& a : e->args) args.push_back(substitute(a, vars, shift));
+  for (const ExprP& a : e->args) args.push_back(substitute_in(a, vars, shift, changing));
   if (e->op == Op::Reduce) {
     Expr c = *e;
     c.i += shift;
@@ -186,8 +215,19 @@ ExprP substitute(const ExprP& e, const std::vector<ExprP>& vars, int shift) {
   return rebuild(*e, std::move(args));
 }
 
+ExprP substitute(const ExprP& e, const std::vector<ExprP>& vars, int shift) {
+  uint64_t changing = 0;
+  for (size_t k = 0; k < vars.size(); ++k)
+    if (!(vars[k]->op == Op::Var && vars[k]->i == static_cast<int64_t>(k))) changing |= var_bit(static_cast<int64_t>(k));
+  if (shift != 0) {
+    for (size_t k = vars.size(); k < 63; ++k) changing |= var_bit(static_cast<int64_t>(k));
+    changing |= var_bit(63);
+  }
+  return substitute_in(e, vars, shift, changing);
+}
+
 ExprP replace_loads(const ExprP& e, int buf, const std::function<ExprP(const Expr&)>& fn) {
-  if (e->op == Op::Const || e->op == Op::Var) return e;
+  if (!(e->has & Expr::kLoad)) return e;  // nothing to replace: the same tree
   std::vector<ExprP> args;
   for (const ExprP& a : e->args) args.push_back(replace_loads(a, buf, fn));
   if (e->op == Op::Load && e->buf == buf) {
@@ -198,17 +238,10 @@ ExprP replace_loads(const ExprP& e, int buf, const std::function<ExprP(const Exp
   return rebuild(*e, std::move(args));
 }
 
-bool is_transcendental(const ExprP& e) {
-  if (e->op == Op::Unary && (e->fn == Fn::Exp || e->fn == Fn::Log || e->fn == Fn::Tanh ||
-                             e->fn == Fn::Sigmoid || e->fn == Fn::Erf || e->fn == Fn::Sqrt))
-    return true;
-  if (e->op == Op::Binary && (e->fn == Fn::Pow || e->fn == Fn::Div) && dtype_is_float(e->type)) return true;
-  for (const ExprP& a : e->args)
-    if (is_transcendental(a)) return true;
-  return false;
-}
+bool is_transcendental(const ExprP& e) { return e->has & Expr::kTranscendental; }
 
 const Expr* find_reduce(const ExprP& e) {
+  if (!(e->has & Expr::kReduce)) return nullptr;
   if (e->op == Op::Reduce) return e.get();
   for (const ExprP& a : e->args)
     if (const Expr* r = find_reduce(a)) return r;

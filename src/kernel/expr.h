@@ -44,6 +44,11 @@ struct Expr {
   bool flat = false;   // Load: args[0] is a row-major flat index
   Shape shape;         // Load: the buffer's shape; Reduce: extents
   std::vector<ExprP> args;
+  // Summary of the subtree, filled in by the constructors below (so the passes' questions
+  // about a large fused body cost O(1), not a walk): what it contains, and which Vars.
+  enum : uint8_t { kLoad = 1, kReduce = 2, kSelect = 4, kTranscendental = 8 };
+  uint8_t has = 0;        // kLoad | kReduce | ... found anywhere in the subtree (itself included)
+  uint64_t var_mask = 0;  // bit k: Var(k) occurs (k < 63); bit 63: some Var >= 63 occurs
 };
 
 // Constructors fold constants and trivial identities (x + 0, x * 1, 0 * i for ints).

@@ -82,14 +82,27 @@ void eliminate_dead_nodes(Graph& g, PassManager& pm) {
 
 void canonicalize(Graph& g, PassManager& pm) {
   std::vector<bool> dead(g.nodes.size(), false);
+  std::vector<char> is_output(g.values.size(), 0);
+  for (int v : g.outputs) is_output[v] = 1;
+  // A bypassed Identity's readers all come after it (nodes are in topological order), so its
+  // output is forwarded as each later node is reached. Only when someone watches the graph
+  // between applications (--verify-each, --dump-ir) is every reader rewritten at once.
+  bool watched = static_cast<bool>(pm.after_each);
+  std::vector<int> forward(g.values.size(), -1);
   for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
-    const Node& node = g.nodes[n];
+    Node& node = g.nodes[n];
+    for (int& v : node.inputs)
+      if (v >= 0 && forward[v] >= 0) v = forward[v];
     if (node.op_type != "Identity" || node.inputs[0] < 0) continue;
     int from = node.outputs[0], to = node.inputs[0];
-    if (std::find(g.outputs.begin(), g.outputs.end(), from) != g.outputs.end()) continue;
+    if (from >= 0 && is_output[from]) continue;
     if (!pm.request("canonicalize", "bypassed Identity", {node_id(g, n)})) continue;
-    for (Node& m : g.nodes)
-      std::replace(m.inputs.begin(), m.inputs.end(), from, to);
+    if (watched || from < 0) {
+      for (Node& m : g.nodes)
+        std::replace(m.inputs.begin(), m.inputs.end(), from, to);
+    } else {
+      forward[from] = to;
+    }
     dead[n] = true;
     pm.finished();
   }

@@ -1,7 +1,18 @@
 // Fusion decisions on the lowered plan. Each merges one producer kernel into its reader(s);
 // the merged kernel computes exactly the same expression, so only rounding-free
 // restructuring happens here.
+//
+// Cost: a pass looks at each kernel once, in order. Which kernels read each buffer is kept up
+// to date across merges (not re-read from the whole plan after each), a merged kernel's
+// buffer list is found from the lists already known for the bodies it is made of, and the
+// node lists of the pass log share storage, so a chain of n elementwise nodes fusing into one
+// kernel costs O(n), not O(n^2). Erased kernels are removed at the end of the pass, or at each
+// application when someone watches the plan between applications (--verify-each, --dump-ir).
 #include <algorithm>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "passes/passes.h"
 #include "verify/faults.h"
@@ -12,13 +23,6 @@ using namespace kir;
 
 namespace {
 
-std::vector<std::vector<int>> readers_of(const Plan& p) {
-  std::vector<std::vector<int>> readers(p.buffers.size());
-  for (size_t k = 0; k < p.kernels.size(); ++k)
-    for (int b : kernel_inputs(p.kernels[k])) readers[b].push_back(static_cast<int>(k));
-  return readers;
-}
-
 // A value path made only of loads, constants and selects: a pure index remap (a view).
 bool is_view(const ExprP& e) {
   if (e->op == Op::Load || e->op == Op::Const) return true;
@@ -26,12 +30,8 @@ bool is_view(const ExprP& e) {
   return false;
 }
 
-bool has_select(const ExprP& e) {
-  if (e->op == Op::Select) return true;
-  for (const ExprP& a : e->args)
-    if (has_select(a)) return true;
-  return false;
-}
+bool has_select(const ExprP& e) { return e->has & Expr::kSelect; }
+bool has_reduce(const ExprP& e) { return e->has & Expr::kReduce; }
 
 // Load at index (v0, v1, ...) of its own shape; a size-1 dim may be indexed by anything (it is 0).
 bool is_identity_index(const Expr& ld) {
@@ -44,6 +44,7 @@ bool is_identity_index(const Expr& ld) {
 }
 
 int count_loads(const ExprP& e, int buf) {
+  if (!(e->has & Expr::kLoad)) return 0;
   int n = e->op == Op::Load && e->buf == buf;
   for (const ExprP& a : e->args) n += count_loads(a, buf);
   return n;
@@ -74,104 +75,274 @@ ExprP inlined_at(const Plan& p, const Kernel& prod, const Expr& ld, int reader_r
   return substitute(prod.body, ld.args, reader_rank - static_cast<int>(s.size()));
 }
 
-std::vector<std::string> merged_nodes(const Kernel& a, const Kernel& b) {
-  std::vector<std::string> n = a.nodes;
-  for (const std::string& x : b.nodes)
-    if (std::find(n.begin(), n.end(), x) == n.end()) n.push_back(x);
-  return n;
-}
+// One kernel pass over the plan: the kernels in order, each offered once as a producer.
+class Fuser {
+ public:
+  Fuser(Plan& p, PassManager& pm) : p_(p), pm_(pm) { rebuild(); }
 
-// `faulty`: the planted bug of --inject-fault pass:N, the reader's index off by one.
-void inline_into(Plan& p, int prod, int reader, bool faulty) {
-  const Kernel& P = p.kernels[prod];
-  Kernel& C = p.kernels[reader];
-  int rank = static_cast<int>(p.buffers[C.out].shape.size());
-  C.body = replace_loads(C.body, P.out, [&](const Expr& ld) {
-    ExprP moved = faulty ? off_by_one(ld) : nullptr;
-    return inlined_at(p, P, moved ? *moved : ld, rank);
-  });
-  C.nodes = merged_nodes(P, C);
-}
-
-// Runs `try_one` on each kernel in order, re-reading the plan after every merge.
-template <class F>
-void each_producer(Plan& p, F try_one) {
-  for (size_t k = 0; k < p.kernels.size();) {
-    if (!try_one(static_cast<int>(k), readers_of(p))) ++k;
+  // Runs `try_one(k, readers of k's output)` on each kernel in order; try_one merges through
+  // request() / merge() / done() and says whether it did.
+  template <class F>
+  void each_producer(F try_one) {
+    for (size_t k = 0; k < p_.kernels.size();) {
+      if (dead_[k]) {
+        ++k;
+        continue;
+      }
+      compacted_ = false;
+      const std::set<int>& rs = readers_[p_.kernels[k].out];
+      bool merged = try_one(static_cast<int>(k), std::vector<int>(rs.begin(), rs.end()));
+      if (!merged || !compacted_) ++k;  // after a compaction the next kernel has moved into k
+    }
+    compact();
   }
-}
 
-void erase_kernel(Plan& p, int k) { p.kernels.erase(p.kernels.begin() + k); }
+  // The ONNX nodes of a merge of `prod` into `reader`: prod's, then reader's not among them.
+  NodeList merged_names(int prod, int reader) {
+    std::vector<std::string> extra = extra_names(prod, reader);
+    const Kernel& P = p_.kernels[prod];
+    std::shared_ptr<std::vector<std::string>>& list = list_of(prod);
+    if (list->size() != P.nodes.size()) {  // someone else's names follow prod's: a copy of its own
+      list = std::make_shared<std::vector<std::string>>(list->begin(), list->begin() + P.nodes.size());
+    }
+    list->insert(list->end(), extra.begin(), extra.end());
+    return NodeList(list, list->size());
+  }
+  NodeList names(int k) {
+    std::shared_ptr<std::vector<std::string>>& list = list_of(k);
+    return NodeList(list, p_.kernels[k].nodes.size());
+  }
+
+  // Inlines `prod` into each of `readers` (the readers of its output) and erases it.
+  // `faulty`: the planted bug of --inject-fault pass:N, the reader's index off by one.
+  void merge(int prod, const std::vector<int>& readers, bool faulty) {
+    Kernel& P = p_.kernels[prod];
+    for (size_t i = 0; i < readers.size(); ++i) {
+      int r = readers[i];
+      Kernel& C = p_.kernels[r];
+      int rank = static_cast<int>(p_.buffers[C.out].shape.size());
+      C.body = replace_loads(C.body, P.out, [&](const Expr& ld) {
+        ExprP moved = faulty ? off_by_one(ld) : nullptr;
+        return inlined_at(p_, P, moved ? *moved : ld, rank);
+      });
+      if (readers.size() == 1) {  // P is gone after this: its lists move on to C
+        std::vector<std::string> extra = extra_names(prod, r);
+        std::vector<std::string> nodes = std::move(P.nodes);
+        nodes.insert(nodes.end(), extra.begin(), extra.end());
+        C.nodes = std::move(nodes);
+        std::unique_ptr<std::unordered_set<std::string>> set = std::move(sets_[prod]);
+        if (set) set->insert(extra.begin(), extra.end());
+        sets_[r] = std::move(set);
+        lists_[r] = lists_[prod] && lists_[prod]->size() >= C.nodes.size() ? lists_[prod] : nullptr;
+        if (lists_[r] && !std::equal(extra.begin(), extra.end(), lists_[r]->begin() + (C.nodes.size() - extra.size())))
+          lists_[r] = nullptr;
+      } else {
+        std::vector<std::string> extra = extra_names(prod, r);
+        std::vector<std::string> nodes = P.nodes;
+        nodes.insert(nodes.end(), extra.begin(), extra.end());
+        C.nodes = std::move(nodes);
+        sets_[r] = nullptr;
+        lists_[r] = nullptr;
+      }
+    }
+    erase(prod);
+    for (int r : readers) update_inputs(r);
+  }
+
+  // Hands the application to the pass manager's observer, with the plan as it now stands.
+  void done() {
+    if (pm_.after_each) {
+      compact();
+      compacted_ = true;
+    }
+    pm_.finished();
+  }
+
+ private:
+  // Names of reader's nodes that prod does not list, in reader's order, without repeats.
+  std::vector<std::string> extra_names(int prod, int reader) {
+    const std::vector<std::string>& cn = p_.kernels[reader].nodes;
+    std::vector<std::string> out;
+    const std::unordered_set<std::string>& in_prod = set_of(prod);
+    for (const std::string& x : cn)
+      if (!in_prod.count(x) && std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+    return out;
+  }
+
+  const std::unordered_set<std::string>& set_of(int k) {
+    if (!sets_[k]) {
+      const std::vector<std::string>& n = p_.kernels[k].nodes;
+      sets_[k] = std::make_unique<std::unordered_set<std::string>>(n.begin(), n.end());
+    }
+    return *sets_[k];
+  }
+
+  // Kernel k's pass-log list: its nodes, possibly followed by names added since (kept so by
+  // merge(), which hands a list on only when it starts with the merged kernel's nodes).
+  std::shared_ptr<std::vector<std::string>>& list_of(int k) {
+    const std::vector<std::string>& n = p_.kernels[k].nodes;
+    if (!lists_[k]) lists_[k] = std::make_shared<std::vector<std::string>>(n);
+    return lists_[k];
+  }
+
+  // Buffers a body loads, sorted; bodies met before (kernel bodies, now parts of larger ones)
+  // are looked up instead of walked again.
+  void gather(const ExprP& e, std::vector<int>& out) {
+    if (!(e->has & Expr::kLoad)) return;
+    auto it = known_.find(e.get());
+    if (it != known_.end()) {
+      out.insert(out.end(), it->second.second.begin(), it->second.second.end());
+      return;
+    }
+    if (e->op == Op::Load) out.push_back(e->buf);
+    for (const ExprP& a : e->args) gather(a, out);
+  }
+  std::vector<int> loads_of(const ExprP& body) {
+    auto it = known_.find(body.get());
+    if (it != known_.end()) return it->second.second;
+    std::vector<int> out;
+    gather(body, out);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    known_.emplace(body.get(), std::make_pair(body, out));
+    return out;
+  }
+
+  void update_inputs(int k) {
+    std::vector<int> now = loads_of(p_.kernels[k].body);
+    const std::vector<int>& was = ins_[k];
+    std::vector<int> gone, added;
+    std::set_difference(was.begin(), was.end(), now.begin(), now.end(), std::back_inserter(gone));
+    std::set_difference(now.begin(), now.end(), was.begin(), was.end(), std::back_inserter(added));
+    for (int b : gone) readers_[b].erase(k);
+    for (int b : added) readers_[b].insert(k);
+    ins_[k] = std::move(now);
+  }
+
+  void erase(int k) {
+    dead_[k] = 1;
+    for (int b : ins_[k]) readers_[b].erase(k);
+    ins_[k].clear();
+  }
+
+  void rebuild() {
+    size_t n = p_.kernels.size();
+    dead_.assign(n, 0);
+    ins_.assign(n, {});
+    sets_.resize(n);
+    lists_.resize(n);
+    readers_.assign(p_.buffers.size(), {});
+    for (size_t k = 0; k < n; ++k) update_inputs(static_cast<int>(k));
+  }
+
+  // Drops erased kernels (keeping the order of the rest) and renumbers the bookkeeping.
+  void compact() {
+    if (std::find(dead_.begin(), dead_.end(), 1) == dead_.end()) return;
+    size_t to = 0;
+    for (size_t k = 0; k < p_.kernels.size(); ++k) {
+      if (dead_[k]) continue;
+      if (to != k) {
+        p_.kernels[to] = std::move(p_.kernels[k]);
+        sets_[to] = std::move(sets_[k]);
+        lists_[to] = std::move(lists_[k]);
+      }
+      ++to;
+    }
+    p_.kernels.resize(to);
+    sets_.resize(to);
+    lists_.resize(to);
+    rebuild();
+  }
+
+  Plan& p_;
+  PassManager& pm_;
+  std::vector<char> dead_;
+  std::vector<std::vector<int>> ins_;                        // per kernel: buffers read, sorted
+  std::vector<std::set<int>> readers_;                       // per buffer: live kernels reading it
+  std::unordered_map<const Expr*, std::pair<ExprP, std::vector<int>>> known_;
+  std::vector<std::unique_ptr<std::unordered_set<std::string>>> sets_;  // per kernel: its nodes
+  std::vector<std::shared_ptr<std::vector<std::string>>> lists_;         // per kernel: pass-log list
+  bool compacted_ = false;
+};
 
 }  // namespace
 
 void inline_views(Plan& p, PassManager& pm) {
-  each_producer(p, [&](int k, const std::vector<std::vector<int>>& readers) {
+  Fuser f(p, pm);
+  f.each_producer([&](int k, const std::vector<int>& rs) {
     const Kernel& P = p.kernels[k];
-    const std::vector<int>& rs = readers[P.out];
     if (p.buffers[P.out].kind != Buffer::Temp || rs.empty() || !is_view(P.body)) return false;
     for (int r : rs)  // padding stays materialised ahead of a reduction: no bounds checks inside it
-      if (find_reduce(p.kernels[r].body) && has_select(P.body)) return false;
-    if (!pm.request("inline-view", P.name + " read through by " + std::to_string(rs.size()) + " kernel(s)", P.nodes))
+      if (has_reduce(p.kernels[r].body) && has_select(P.body)) return false;
+    if (!pm.request("inline-view", P.name + " read through by " + std::to_string(rs.size()) + " kernel(s)", f.names(k)))
       return false;
-    for (int r : rs) inline_into(p, k, r, pm.faulty());
-    erase_kernel(p, k);
-    pm.finished();
+    f.merge(k, rs, pm.faulty());
+    f.done();
     return true;
   });
 }
 
 void fuse_elementwise(Plan& p, PassManager& pm) {
-  each_producer(p, [&](int k, const std::vector<std::vector<int>>& readers) {
+  Fuser f(p, pm);
+  f.each_producer([&](int k, const std::vector<int>& rs) {
     const Kernel& P = p.kernels[k];
-    const std::vector<int>& rs = readers[P.out];
-    if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || find_reduce(P.body)) return false;
+    if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || has_reduce(P.body)) return false;
     const Kernel& C = p.kernels[rs[0]];
     bool cheap = !is_transcendental(P.body) && !has_select(P.body);
-    if (find_reduce(C.body) && !cheap) return false;  // would recompute per reduction step
+    if (has_reduce(C.body) && !cheap) return false;  // would recompute per reduction step
     if (count_loads(C.body, P.out) > 1 && !cheap) return false;
-    if (!pm.request("fuse-elementwise", P.name + " into " + C.name, merged_nodes(P, C))) return false;
-    inline_into(p, k, rs[0], pm.faulty());
-    erase_kernel(p, k);
-    pm.finished();
+    if (!pm.request("fuse-elementwise", P.name + " into " + C.name, f.merged_names(k, rs[0]))) return false;
+    f.merge(k, rs, pm.faulty());
+    f.done();
     return true;
   });
 }
 
 void fuse_epilogues(Plan& p, PassManager& pm) {
-  each_producer(p, [&](int k, const std::vector<std::vector<int>>& readers) {
+  Fuser f(p, pm);
+  f.each_producer([&](int k, const std::vector<int>& rs) {
     const Kernel& P = p.kernels[k];
-    const std::vector<int>& rs = readers[P.out];
-    if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || !find_reduce(P.body)) return false;
+    if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || !has_reduce(P.body)) return false;
     const Kernel& C = p.kernels[rs[0]];
     const Shape& s = p.buffers[P.out].shape;
-    if (find_reduce(C.body) || p.buffers[C.out].shape != s || count_loads(C.body, P.out) != 1) return false;
+    if (has_reduce(C.body) || p.buffers[C.out].shape != s || count_loads(C.body, P.out) != 1) return false;
     std::vector<const Expr*> loads;
     collect_loads(C.body, loads);
     for (const Expr* ld : loads)  // the reader must take element i of P for its element i
       if (ld->buf == P.out && !is_identity_index(*ld)) return false;
-    if (!pm.request("fuse-epilogue", C.name + " into " + P.name, merged_nodes(P, C))) return false;
-    inline_into(p, k, rs[0], pm.faulty());
-    erase_kernel(p, k);
-    pm.finished();
+    if (!pm.request("fuse-epilogue", C.name + " into " + P.name, f.merged_names(k, rs[0]))) return false;
+    f.merge(k, rs, pm.faulty());
+    f.done();
     return true;
   });
 }
 
 void remove_dead_kernels(Plan& p) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    auto readers = readers_of(p);
-    for (size_t k = p.kernels.size(); k-- > 0;) {
-      int out = p.kernels[k].out;
-      bool checked = std::any_of(p.checks.begin(), p.checks.end(), [&](const Plan::Check& c) { return c.buf == out; });
-      if (p.buffers[out].kind == Buffer::Temp && readers[out].empty() && !checked) {
-        erase_kernel(p, static_cast<int>(k));
-        changed = true;
-      }
+  // One sweep from the last kernel back: a kernel's readers all come after it, so by the time
+  // it is looked at, every reader that will go has gone.
+  std::vector<int> reads(p.buffers.size(), 0);  // live kernels reading each buffer
+  std::vector<std::vector<int>> ins(p.kernels.size());
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    ins[k] = kernel_inputs(p.kernels[k]);
+    for (int b : ins[k]) ++reads[b];
+  }
+  std::vector<char> checked(p.buffers.size(), 0);
+  for (const Plan::Check& c : p.checks) checked[c.buf] = 1;
+  std::vector<char> dead(p.kernels.size(), 0);
+  for (size_t k = p.kernels.size(); k-- > 0;) {
+    int out = p.kernels[k].out;
+    if (p.buffers[out].kind == Buffer::Temp && reads[out] == 0 && !checked[out]) {
+      dead[k] = 1;
+      for (int b : ins[k]) --reads[b];
     }
   }
+  size_t to = 0;
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    if (!dead[k]) {
+      if (to != k) p.kernels[to] = std::move(p.kernels[k]);
+      ++to;
+    }
+  p.kernels.resize(to);
 }
 
 }  // namespace lockstep

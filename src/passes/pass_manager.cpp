@@ -3,14 +3,18 @@
 namespace lockstep {
 
 bool PassManager::request(const std::string& pass, const std::string& what, std::vector<std::string> nodes) {
+  return request(pass, what, NodeList(std::move(nodes)));
+}
+
+bool PassManager::request(const std::string& pass, const std::string& what, NodeList nodes) {
   PassRecord r;
   r.number = static_cast<int>(log_.size()) + 1;
   r.pass = pass;
   r.what = what;
   r.nodes = std::move(nodes);
   r.applied = limit_ < 0 || r.number <= limit_;
-  log_.push_back(r);
-  return r.applied;
+  log_.push_back(std::move(r));
+  return log_.back().applied;
 }
 
 void PassManager::finished() {
@@ -26,8 +30,14 @@ int PassManager::applied_count() const {
 std::string format_record(const PassRecord& r) {
   std::string s = "#" + std::to_string(r.number) + " " + r.pass + ": " + r.what;
   if (!r.nodes.empty()) {
+    size_t len = s.size() + 2 * r.nodes.size() + 32;
+    for (const std::string& n : r.nodes) len += n.size();
+    s.reserve(len);
     s += " (";
-    for (size_t k = 0; k < r.nodes.size(); ++k) s += (k ? ", " : "") + r.nodes[k];
+    for (size_t k = 0; k < r.nodes.size(); ++k) {
+      if (k) s += ", ";
+      s += r.nodes[k];
+    }
     s += ")";
   }
   if (!r.applied) s += " [skipped by --pass-limit]";

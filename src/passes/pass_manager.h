@@ -2,16 +2,38 @@
 // application N (--pass-limit N) and a divergence can be bisected to one application.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace lockstep {
 
+// The ONNX nodes of one application. A fusion names every node merged so far, so along a
+// chain of n nodes the applications name 2, 3, ..., n nodes: they share one growing list, each
+// record holding a prefix of it (names already in the list never change).
+class NodeList {
+ public:
+  NodeList() = default;
+  explicit NodeList(std::vector<std::string> nodes)
+      : list_(std::make_shared<const std::vector<std::string>>(std::move(nodes))), size_(list_->size()) {}
+  NodeList(std::shared_ptr<const std::vector<std::string>> list, size_t size) : list_(std::move(list)), size_(size) {}
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::string& operator[](size_t k) const { return (*list_)[k]; }
+  const std::string* begin() const { return size_ ? list_->data() : nullptr; }
+  const std::string* end() const { return size_ ? list_->data() + size_ : nullptr; }
+  std::vector<std::string> vector() const { return std::vector<std::string>(begin(), end()); }
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> list_;
+  size_t size_ = 0;
+};
+
 struct PassRecord {
   int number = 0;                  // 1-based, in application order
   std::string pass;                // "fuse-epilogue"
   std::string what;                // one line: what it did
-  std::vector<std::string> nodes;  // ONNX nodes involved
+  NodeList nodes;                  // ONNX nodes involved
   bool applied = false;            // false: skipped by the limit
 };
 
@@ -21,6 +43,7 @@ class PassManager {
   explicit PassManager(int limit = -1) : limit_(limit) {}
   // Numbers the next application and says whether to carry it out.
   bool request(const std::string& pass, const std::string& what, std::vector<std::string> nodes);
+  bool request(const std::string& pass, const std::string& what, NodeList nodes);
   // Marks the last granted application as carried out; runs after_each on it.
   void finished();
   const std::vector<PassRecord>& log() const { return log_; }

@@ -131,7 +131,9 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   if (fault.kind == Fault::Pass) pm.fault_at = fault.pass;
   Graph g = input;
   Plan* plan = nullptr;
-  pm.after_each = [&](const PassRecord& r) {
+  // The observer runs only when it has something to do: the kernel passes keep their
+  // bookkeeping (and erased kernels) to themselves between applications unless it is set.
+  if (opts.verify_each || !opts.dump_ir_dir.empty()) pm.after_each = [&](const PassRecord& r) {
     std::string name = "pass" + std::to_string(r.number) + "-" + r.pass + ".txt";
     if (plan) {
       if (opts.verify_each) verify_plan(*plan);

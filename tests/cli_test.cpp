@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -114,8 +115,9 @@ class Cli : public ::testing::Test {
   }
   void TearDown() override { if (!getenv("LOCKSTEP_KEEP_TEST_DIRS")) fs::remove_all(dir); }
 
-  Result lockstep(const std::vector<std::string>& args) {
-    std::string cmd = quote(lockstep::testing::lockstep_binary());
+  // `shell_prefix` runs first in the same shell (e.g. a ulimit for the lockstep process only).
+  Result lockstep(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
+    std::string cmd = shell_prefix + quote(lockstep::testing::lockstep_binary());
     for (const auto& a : args) cmd += " " + quote(a);
     cmd += " >" + quote((dir / "stdout.txt").string()) + " 2>" + quote((dir / "stderr.txt").string());
     int raw = std::system(cmd.c_str());
@@ -574,4 +576,161 @@ TEST_F(Cli, InputGivenTwice) {
   std::string m = add_one_model();
   std::string f = npy("x.npy", Tensor(DType::f32, {2, 3}));
   expect_user_error(lockstep({"run", m, "--input", "x=" + f, "--input", "x=" + f}), {"'x'", "twice"});
+}
+
+// ---- files written all or nothing, every write checked ----
+
+// A disk that fills up: no file may grow past `bytes` rounded up to the shell's ulimit block
+// (512 bytes in dash, 1024 in bash), and the write past it fails with EFBIG (SIGXFSZ ignored).
+std::string file_size_limit(int blocks) {
+  return "trap '' XFSZ; ulimit -f " + std::to_string(blocks) + "; exec ";
+}
+
+// Outputs a = x + 1 (24 bytes of data) and b = relu(big) (160000 bytes).
+std::string small_and_big_model(const fs::path& p) {
+  ModelBuilder b;
+  b.input("x", F32, {"2", "3"}).input("big", F32, {"40000"});
+  b.output("a", F32, {"2", "3"}).output("b", F32, {"40000"}).initializer("one", {1.0f}, {});
+  b.node("Add", {"x", "one"}, {"a"}, "add");
+  b.node("Relu", {"big"}, {"b"}, "relu");
+  return b.save(p);
+}
+
+std::vector<std::string> listing(const fs::path& d) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_F(Cli, RunWritesAllOutputsOrNone) {
+  std::string m = small_and_big_model(dir / "two.onnx");
+  fs::path out = dir / "o";
+  // a fits, b does not: nothing written, the folder made for the run removed again.
+  Result r = lockstep({"run", m, "--out", out.string()}, file_size_limit(64));
+  expect_user_error(r, {(out / "b.npy").string(), "File too large"});
+  EXPECT_FALSE(fs::exists(out)) << (fs::exists(out) ? ::testing::PrintToString(listing(out)) : "");
+  // Into an earlier run's folder: its files stay exactly as they were, no temporaries left.
+  fs::create_directories(out);
+  std::ofstream(out / "a.npy") << "old a";
+  std::ofstream(out / "b.npy") << "old b";
+  r = lockstep({"run", m, "--out", out.string()}, file_size_limit(64));
+  expect_user_error(r, {(out / "b.npy").string(), "File too large"});
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"a.npy", "b.npy"}));
+  EXPECT_EQ(slurp(out / "a.npy"), "old a");
+  EXPECT_EQ(slurp(out / "b.npy"), "old b");
+  // With room for both, both are replaced.
+  r = lockstep({"run", m, "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_npy((out / "a.npy").string()).shape, (Shape{2, 3}));
+  EXPECT_EQ(read_npy((out / "b.npy").string()).shape, (Shape{40000}));
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"a.npy", "b.npy"}));
+}
+
+TEST_F(Cli, RunThatCannotPlaceAnOutputLeavesTheOthersOld) {
+  // b.npy is a folder: a is not replaced either.
+  std::string m = small_and_big_model(dir / "two.onnx");
+  fs::path out = dir / "o";
+  fs::create_directories(out / "b.npy");
+  std::ofstream(out / "a.npy") << "old a";
+  Result r = lockstep({"run", m, "--out", out.string()});
+  expect_user_error(r, {(out / "b.npy").string()});
+  EXPECT_EQ(slurp(out / "a.npy"), "old a");
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"a.npy", "b.npy"}));
+  EXPECT_TRUE(fs::is_empty(out / "b.npy"));
+}
+
+// A chain of 60 Relu/Neg nodes: IR dumps of a few kilobytes each.
+std::string chain_model(const fs::path& p) {
+  ModelBuilder b;
+  b.input("x", F32, {"4"}).output("y", F32, {"4"});
+  std::string prev = "x";
+  for (int k = 0; k < 60; ++k) {
+    std::string next = k == 59 ? "y" : "v" + std::to_string(k);
+    b.node(k % 2 ? "Neg" : "Relu", {prev}, {next}, "node_number_" + std::to_string(k));
+    prev = next;
+  }
+  return b.save(p);
+}
+
+TEST_F(Cli, DumpIrOntoAFullDiskIsAnError) {
+  std::string m = chain_model(dir / "chain.onnx");
+  fs::path ir = dir / "ir";
+  Result r = lockstep({"compile", m, "--target", "cpu", "--dump-ir", ir.string()}, file_size_limit(1));
+  expect_user_error(r, {ir.string(), "File too large"});
+  // Whatever was written is whole: no empty or partial files, no temporaries.
+  if (fs::exists(ir))
+    for (const auto& e : fs::directory_iterator(ir)) {
+      EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+      EXPECT_GT(fs::file_size(e.path()), 0u) << e.path();
+    }
+}
+
+TEST_F(Cli, DumpIrAndEmitSourceIntoAFileAreErrors) {
+  std::string m = add_one_model();
+  fs::path f = dir / "plain_file";
+  std::ofstream(f) << "x";
+  for (const char* flag : {"--dump-ir", "--emit-source"})
+    for (const fs::path& where : {f, f / "sub"}) {
+      Result r = lockstep({"compile", m, "--target", "cpu", flag, where.string()});
+      expect_user_error(r, {where.string(), "not a folder"});
+    }
+  EXPECT_EQ(slurp(f), "x");
+}
+
+TEST_F(Cli, DumpIrAndEmitSourceCannotCreateTheirFolder) {
+  if (!fs::exists("/proc/self")) GTEST_SKIP() << "no procfs";  // refuses new folders even to root
+  std::string m = add_one_model();
+  for (const char* flag : {"--dump-ir", "--emit-source"}) {
+    Result r = lockstep({"compile", m, "--target", "cpu", flag, "/proc/lockstep_cli_test/o"});
+    expect_user_error(r, {"/proc/lockstep_cli_test/o", "cannot create"});
+  }
+}
+
+TEST_F(Cli, DumpIrAndEmitSourceIntoAReadOnlyFolder) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can write anywhere";
+  std::string m = add_one_model();
+  fs::path ro = dir / "read_only";
+  fs::create_directories(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  for (const char* flag : {"--dump-ir", "--emit-source"})
+    expect_user_error(lockstep({"compile", m, "--target", "cpu", flag, ro.string()}), {ro.string(), "not writable"});
+  fs::permissions(ro, fs::perms::owner_all);
+}
+
+TEST_F(Cli, EmitSourceAndDumpIrWriteOnlyIntoANewOrEmptyFolder) {
+  std::string m = add_one_model();
+  for (const char* flag : {"--dump-ir", "--emit-source"}) {
+    fs::path d = dir / (std::string(flag + 2) + "_out");
+    Result r = lockstep({"compile", m, "--target", "cpu", flag, d.string()});
+    ASSERT_EQ(r.status, 0) << flag << ": " << r.err;
+    std::vector<std::string> first = listing(d);
+    ASSERT_FALSE(first.empty()) << flag;
+    for (const std::string& name : first) {
+      EXPECT_NE(name[0], '.') << flag;
+      EXPECT_GT(fs::file_size(d / name), 0u) << flag << " " << name;
+    }
+    // Again into the same folder, now not empty: refused, nothing there touched.
+    std::ofstream(d / first[0], std::ios::trunc) << "mine";
+    expect_user_error(lockstep({"compile", m, "--target", "cpu", flag, d.string()}), {d.string(), "not empty"});
+    EXPECT_EQ(slurp(d / first[0]), "mine") << flag;
+    EXPECT_EQ(listing(d), first) << flag;
+    // An empty folder that exists already is fine.
+    fs::path e = dir / (std::string(flag + 2) + "_empty");
+    fs::create_directories(e);
+    EXPECT_EQ(lockstep({"compile", m, "--target", "cpu", flag, e.string()}).status, 0) << flag;
+    EXPECT_FALSE(fs::is_empty(e)) << flag;
+  }
+  // The --emit-source folder is made before the work; a failed compile removes it again.
+  fs::path d = dir / "a" / "src";
+  expect_user_error(lockstep({"compile", m, "--target", "cpu", "--emit-source", d.string(), "--input", "ghost=x.npy"}),
+                    {"'ghost'"});
+  EXPECT_FALSE(fs::exists(dir / "a"));
+}
+
+TEST_F(Cli, FilesystemErrorsAreUserErrorsNotAborts) {
+  // A path too long for the file system: std::filesystem throws where a command looks at it.
+  std::string longest = (dir / std::string(5000, 'a')).string();
+  for (const char* cmd : {"check", "conformance"})
+    expect_user_error(lockstep({cmd, longest}), {"File name too long"});
 }

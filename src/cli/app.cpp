@@ -1,3 +1,5 @@
+#include <exception>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -26,12 +28,12 @@ int main(int argc, char** argv) {
   add("reduce", "Shrink a diverging model to a minimal repro bundle (delta debugging over nodes)", add_reduce);
   add("bench", "Time a compiled model on a target, end to end and per kernel", add_bench);
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUserError;
-  }
-  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      int rc = app.exit(e);
+      return rc == 0 ? kExitOk : kExitUserError;
+    }
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();
   } catch (const Error& e) {
@@ -39,6 +41,17 @@ int main(int argc, char** argv) {
     return kExitUserError;
   } catch (const std::bad_alloc&) {
     std::cerr << "lockstep: error: out of memory\n";
+    return kExitUserError;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file or folder the command could not use (a missing permission, a file where a folder
+    // was expected, a full disk): the environment's error, reported like a bad file, never abort.
+    std::cerr << "lockstep: error: " << e.what() << "\n";
+    return kExitUserError;
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep: error: " << e.what() << "\n";
+    return kExitUserError;
+  } catch (...) {
+    std::cerr << "lockstep: error: unexpected internal error\n";
     return kExitUserError;
   }
   return kExitOk;

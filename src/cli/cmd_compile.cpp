@@ -2,11 +2,13 @@
 // generated source (one readable file per kernel, ONNX node names in comments).
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "cli/inputs.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_import.h"
 
@@ -24,6 +26,9 @@ struct CompileCmd {
 
 int compile_model(const CompileCmd& o) {
   if (o.target == "ref") throw Error("target 'ref' interprets the graph; there is nothing to compile");
+  // A new or empty folder, made and probed before any work; removed again if the command fails.
+  std::optional<OutputDir> out_dir;
+  if (!o.emit_source.empty()) out_dir.emplace(o.emit_source, "--emit-source folder", true);
   Graph g = load_quietly([&] { return load_onnx(o.model); });
   TensorMap inputs = make_inputs(g, o.inputs);  // shapes (and shape values) to specialise on
   std::unique_ptr<Program> program = compile(g, o.target, o.compile.options);
@@ -32,9 +37,11 @@ int compile_model(const CompileCmd& o) {
   std::cout << "compiled " << o.model << " for " << o.target << ": " << program->pass_log().size()
             << " pass applications, " << (files.size() > 2 ? files.size() - 2 : 0) << " kernels\n";
   if (o.compile.print_pass_log) print_pass_log(*program);
-  if (o.emit_source.empty()) return kExitOk;
-  fs::create_directories(o.emit_source);
-  for (const auto& [name, text] : files) write_file_atomic((fs::path(o.emit_source) / name).string(), text);
+  if (!out_dir) return kExitOk;
+  StagedFiles staged;  // every file or none
+  for (const auto& [name, text] : files) staged.add((fs::path(o.emit_source) / name).string(), text);
+  staged.commit();
+  out_dir->keep();
   std::cout << "wrote " << files.size() << " files to " << o.emit_source << "\n";
   return kExitOk;
 }
@@ -45,7 +52,8 @@ Action add_compile(CLI::App& app) {
   auto o = std::make_shared<CompileCmd>();
   app.add_option("model", o->model, "ONNX model file")->required();
   app.add_option("--target", o->target, "Target to compile for")->capture_default_str();
-  app.add_option("--emit-source", o->emit_source, "Folder to write the generated source into, one file per kernel");
+  app.add_option("--emit-source", o->emit_source, "Folder to write the generated source into, one file per kernel (a new or empty "
+                 "folder; all files or none are written)");
   add_input_flags(app, o->inputs);
   add_compile_flags(app, o->compile);
   app.footer(

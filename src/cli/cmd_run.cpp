@@ -1,10 +1,4 @@
 // `lockstep run`: one model, one target, outputs printed (SHA-256, statistics) and saved as .npy.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -15,6 +9,7 @@
 #include "cli/inputs.h"
 #include "cli/report.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_import.h"
 #include "runtime/program.h"
@@ -30,59 +25,6 @@ struct RunOpts {
   std::string model, target = "ref", out;
   InputSpec inputs;
   CompileFlags compile;
-};
-
-// The --out folder, made and probed before any work so a bad one fails first. Folders made
-// here are removed again (if still empty) when the run fails, so a failure leaves nothing.
-class OutDir {
- public:
-  explicit OutDir(const std::string& dir) : dir_(dir) {
-    std::error_code ec;
-    std::vector<fs::path> missing;
-    fs::path p = fs::absolute(dir, ec);
-    for (; !fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path(); p = p.parent_path())
-      missing.push_back(p);
-    if (!fs::is_directory(p, ec))
-      throw Error("output folder '" + dir + "': '" + p.string() + "' exists and is not a folder");
-    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-      if (::mkdir(it->c_str(), 0755) != 0) {
-        std::string why = std::strerror(errno);
-        remove_made();
-        throw Error("cannot create output folder '" + dir + "': " + why);
-      }
-      made_.push_back(*it);
-    }
-    probe();
-  }
-  ~OutDir() {
-    if (!kept_) remove_made();
-  }
-  OutDir(const OutDir&) = delete;
-  OutDir& operator=(const OutDir&) = delete;
-  void keep() { kept_ = true; }
-
- private:
-  // access() says yes to root even where nothing can be created; creating a file is the test.
-  void probe() {
-    fs::path f = fs::path(dir_) / (".lockstep-probe-" + std::to_string(::getpid()));
-    int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      std::string why = std::strerror(errno);
-      remove_made();
-      throw Error("output folder '" + dir_ + "' is not writable: " + why);
-    }
-    ::close(fd);
-    ::unlink(f.c_str());
-  }
-  void remove_made() {
-    std::error_code ec;
-    for (auto it = made_.rbegin(); it != made_.rend(); ++it) fs::remove(*it, ec);
-    made_.clear();
-  }
-
-  std::string dir_;
-  std::vector<fs::path> made_;
-  bool kept_ = false;
 };
 
 // File for each output, in output order; two outputs that sanitise to one name are an error.
@@ -106,8 +48,10 @@ Tensor npy_compatible(const Tensor& t) {
 }
 
 int run(const RunOpts& o) {
-  std::optional<OutDir> out_dir;
-  if (!o.out.empty()) out_dir.emplace(o.out);
+  // The --out folder is made and probed before any work, so a bad one fails first; folders made
+  // here are removed again (if still empty) when the run fails, so a failure leaves nothing.
+  std::optional<OutputDir> out_dir;
+  if (!o.out.empty()) out_dir.emplace(o.out, "output folder", false);
   Graph g = load_quietly([&] { return load_onnx(o.model); });
   check_fault_applies(o.compile.options.fault, g);
   std::vector<std::string> paths = o.out.empty() ? std::vector<std::string>{} : output_paths(g, o.out);
@@ -116,18 +60,24 @@ int run(const RunOpts& o) {
   std::vector<Tensor> outs = program->run(inputs);
   check_pass_fault(o.compile.options.fault, program->pass_log());
   if (o.compile.print_pass_log) print_pass_log(*program);
-  if (out_dir) out_dir->keep();
+  // All outputs or none: each goes to a temporary beside its file first; only when every one
+  // is written are they renamed into place (an earlier run's files stay as they were otherwise).
+  StagedFiles files;
+  std::vector<std::string> lines;
   for (size_t k = 0; k < outs.size(); ++k) {
     const std::string& name = g.values[g.outputs[k]].name;
     Tensor t = npy_compatible(outs[k]);
     std::string line = output_line(name, t);
     if (outs[k].dtype == DType::bf16) line += "  (bfloat16 widened to float32)";
     if (!paths.empty()) {
-      write_npy(paths[k], t);
+      files.add(paths[k], encode_npy(t));
       line += "  -> " + paths[k];
     }
-    std::cout << line << "\n";
+    lines.push_back(std::move(line));
   }
+  files.commit();
+  if (out_dir) out_dir->keep();
+  for (const std::string& line : lines) std::cout << line << "\n";
   return kExitOk;
 }
 
@@ -146,7 +96,8 @@ Action add_run(CLI::App& app) {
       ".npy after its header), min/max/RMS over non-NaN values. With --out, each output is\n"
       "written to DIR/NAME.npy (.npy 1.0, little-endian, C order), NAME being the output's name\n"
       "with every character outside [A-Za-z0-9._-] replaced by '_'; files are written whole or\n"
-      "not at all. bfloat16 outputs are written as float32 (exact).\n\n") +
+      "not at all, and all of them or none: a failed write leaves the folder as it was.\n"
+      "bfloat16 outputs are written as float32 (exact).\n\n") +
       kInputGenerationHelp +
       "\n\nExit status: 0 success, 2 bad model, input, option or file.");
   return [o] { return run(*o); };

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace lockstep {
 
@@ -280,28 +281,9 @@ void write_npy(const std::string& path, const Tensor& t) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
-  namespace fs = std::filesystem;
-  static std::atomic<unsigned> counter{0};
-  fs::path target(path);
-  fs::path tmp = target.parent_path() /
-                 ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
-                  std::to_string(counter++));
-  auto fail = [&](const char* doing) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw Error("cannot write '" + path + "': " + doing + " failed: " + why);
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot write '" + path + "': " + std::strerror(errno));
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) { ::close(fd); fail("write"); }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0) { ::close(fd); fail("fsync"); }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), target.c_str()) != 0) fail("rename");
+  StagedFiles f;
+  f.add(path, bytes);
+  f.commit();
 }
 
 }  // namespace lockstep

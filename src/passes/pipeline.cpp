@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "kernel/lower.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
@@ -28,10 +29,14 @@ void check_expr(const Plan& p, const Kernel& k, const ExprP& e, int vars) {
   for (const ExprP& a : e->args) check_expr(p, k, a, inner);
 }
 
+// --dump-ir: a new or empty folder (claimed once per process, which may then rewrite its own
+// files there); each file written whole and checked, a failed write an Error naming it.
 void dump(const std::string& dir, const std::string& name, const std::string& text) {
   if (dir.empty()) return;
-  std::filesystem::create_directories(dir);
-  std::ofstream(std::filesystem::path(dir) / name) << text;
+  claim_output_dir(dir, "--dump-ir folder");
+  StagedFiles f;
+  f.add((std::filesystem::path(dir) / name).string(), text);
+  f.commit();
 }
 
 std::string graph_text(const Graph& g) {

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -244,7 +247,6 @@ std::vector<std::string> compile_and_hash(Session& s, const Graph& g, const Tens
 
 // Writes B and its inputs where a fresh process can read them.
 FreshProcess stage_model(const Graph& b, const TensorMap& inputs, const std::string& binary, const fs::path& dir) {
-  fs::create_directories(dir);
   FreshProcess p{binary, {(dir / "model.onnx").string()}};
   save_onnx(b, p.model_args[0]);
   int k = 0;
@@ -273,7 +275,15 @@ std::vector<std::string> b_alone(Session& s, const Graph& b, const TensorMap& bi
     std::vector<std::string> r = compile_and_hash(s, b, bin, o, why);
     return why.empty() ? r : std::vector<std::string>{"failed: " + why};
   }
-  fs::path dir = fs::temp_directory_path() / ("lockstep-aba-" + std::to_string(::getpid()) + "-" + s.target());
+  // A folder of its own (mkdtemp: a fresh name, mode 0700), so nothing can be planted in it.
+  std::error_code ec;
+  fs::path tmp_root = fs::temp_directory_path(ec);
+  if (ec) tmp_root = "/tmp";
+  std::string templ = (tmp_root / ("lockstep-aba-" + s.target() + "-XXXXXX")).string();
+  if (!::mkdtemp(templ.data()))
+    return {std::string("fresh process failed: cannot create a folder in '") + tmp_root.string() +
+            "': " + std::strerror(errno)};
+  fs::path dir = templ;
   std::vector<std::string> r;
   try {
     FreshProcess p = stage_model(b, bin, proc.binary, dir);
@@ -282,7 +292,7 @@ std::vector<std::string> b_alone(Session& s, const Graph& b, const TensorMap& bi
   } catch (const Error& e) {
     r = {std::string("fresh process failed: ") + e.what()};
   }
-  fs::remove_all(dir);
+  fs::remove_all(dir, ec);
   return r;
 }
 

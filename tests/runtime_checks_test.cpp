@@ -2,7 +2,15 @@
 // reference, never a silent value; inputs that decide shapes compile the program again.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "backend/cuda/cuda_api.h"
+#include "backend/cuda/nvrtc_compiler.h"
+#include "codegen/cuda_printer.h"
 #include "graph/builder.h"
+#include "passes/pipeline.h"
 #include "ref/interpreter.h"
 #include "runtime/program.h"
 #include "test_util.h"
@@ -53,6 +61,147 @@ TEST_P(RuntimeChecks, GatherOutOfRangeIsAnErrorNamingTheNode) {
     // The same program with valid indices runs: the count is recomputed every run.
     std::vector<Tensor> out = p->run(pick_inputs({1, 2, 3, 0}));
     EXPECT_EQ(out[0].data<float>()[1], 20.0f);
+  }
+}
+
+// quot = Div(a, d), int64, both run-time inputs of shape [2,3].
+Graph div_graph(DType t = DType::i64) {
+  GraphBuilder b(14);
+  int a = b.input("a", t, {dim(2), dim(3)});
+  int d = b.input("d", t, {dim(2), dim(3)});
+  b.output(b.op("Div", "quot", {a, d}));
+  return b.finish();
+}
+
+template <class T>
+Tensor ints(DType t, const Shape& s, const std::vector<T>& v) {
+  Tensor x(t, s);
+  std::copy(v.begin(), v.end(), x.data<T>());
+  return x;
+}
+
+TensorMap div_inputs(const std::vector<int64_t>& a, const std::vector<int64_t>& d) {
+  return {{"a", ints(DType::i64, {2, 3}, a)}, {"d", ints(DType::i64, {2, 3}, d)}};
+}
+
+// The kernels of the plan compiled for these inputs with every pass applied.
+kir::Plan plan_of(const Graph& g, const TensorMap& in) {
+  return run_pipeline(g, specialisation_for(g, in), PipelineOptions{}).plan;
+}
+
+TEST_P(RuntimeChecks, IntegerDivByZeroIsAnErrorNamingTheNode) {
+  Graph g = div_graph();
+  TensorMap bad = div_inputs({7, -7, 7, 1, 2, 3}, {2, 0, -2, 0, 1, 1});
+  std::string ref_msg = error_of([&] { run_reference(g, bad); });
+  EXPECT_NE(ref_msg.find("node 'quot'"), std::string::npos) << ref_msg;
+  EXPECT_NE(ref_msg.find("integer division by zero"), std::string::npos) << ref_msg;
+  for (bool checked : {false, true}) {
+    CompileOptions o;
+    o.checked = checked;
+    auto p = compile(g, GetParam(), o);
+    std::string msg = error_of([&] { p->run(bad); });
+    EXPECT_NE(msg.find("node 'quot': 2 zero divisors (integer division by zero)"), std::string::npos) << msg;
+    // The same program with nonzero divisors runs and truncates toward zero, as the reference.
+    TensorMap good = div_inputs({7, -7, 7, -7, 9, 0}, {2, 2, -2, -2, 3, 5});
+    std::vector<Tensor> out = p->run(good);
+    std::vector<RefTensor> ref = run_reference(g, good);
+    for (int k = 0; k < 6; ++k) EXPECT_EQ(out[0].data<int64_t>()[k], ref[0].i[k]) << k;
+    EXPECT_EQ(out[0].data<int64_t>()[1], -3);
+  }
+}
+
+// The division fused into a larger elementwise kernel, its divisor computed at run time and
+// broadcast: y = (a / (d - e)) * a + a with d, e [3].
+TEST_P(RuntimeChecks, IntegerDivByZeroInsideAFusedKernelIsAnError) {
+  GraphBuilder b(14);
+  int a = b.input("a", DType::i64, {dim(2), dim(3)});
+  int d = b.input("d", DType::i64, {dim(3)});
+  int e = b.input("e", DType::i64, {dim(3)});
+  int q = b.op("Div", "quot", {a, b.op("Sub", "diff", {d, e})});
+  b.output(b.op("Add", "y", {b.op("Mul", "scale", {q, a}), a}));
+  Graph g = b.finish();
+  auto feed = [](std::vector<int64_t> d) {
+    return TensorMap{{"a", ints(DType::i64, {2, 3}, std::vector<int64_t>{10, 20, 30, -40, 50, 60})},
+                     {"d", ints(DType::i64, {3}, d)}, {"e", ints(DType::i64, {3}, std::vector<int64_t>{1, 1, 1})}};
+  };
+  TensorMap bad = feed({3, 1, 4}), good = feed({3, 5, 4});  // d - e: {2, 0, 3}, then {2, 4, 3}
+  kir::Plan plan = plan_of(g, good);
+  EXPECT_TRUE(std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const kir::Kernel& k) {
+    return std::count(k.nodes.begin(), k.nodes.end(), "quot") && std::count(k.nodes.begin(), k.nodes.end(), "y");
+  })) << kir::describe(plan);
+  EXPECT_NE(error_of([&] { run_reference(g, bad); }).find("integer division by zero"), std::string::npos);
+  for (int limit : {0, -1}) {  // lowering alone, and every pass applied
+    CompileOptions o;
+    o.pass_limit = limit;
+    auto p = compile(g, GetParam(), o);
+    std::string msg = error_of([&] { p->run(bad); });
+    EXPECT_NE(msg.find("node 'quot': 1 zero divisors (integer division by zero)"), std::string::npos) << limit << ": " << msg;
+    std::vector<Tensor> out = p->run(good);
+    std::vector<RefTensor> ref = run_reference(g, good);
+    for (int k = 0; k < 6; ++k) EXPECT_EQ(out[0].data<int64_t>()[k], ref[0].i[k]) << limit << " " << k;
+  }
+}
+
+// A constant divisor needs no check kernel; a constant zero divisor is an error when compiling.
+TEST_P(RuntimeChecks, ConstantIntegerDivisorsAreCheckedWhenCompiling) {
+  for (int64_t zero_at : {-1, 1}) {
+    GraphBuilder b(14);
+    int a = b.input("a", DType::i64, {dim(2), dim(3)});
+    std::vector<int64_t> dv = {3, -2, 5};
+    if (zero_at >= 0) dv[zero_at] = 0;
+    int d = b.initializer("divisor", ints(DType::i64, {3}, dv));
+    b.output(b.op("Div", "quot", {a, d}));
+    Graph g = b.finish();
+    TensorMap in = {{"a", ints(DType::i64, {2, 3}, std::vector<int64_t>{7, 7, 7, -7, -7, -7})}};
+    if (zero_at < 0) {
+      EXPECT_TRUE(plan_of(g, in).checks.empty());
+      std::vector<Tensor> out = compile(g, GetParam())->run(in);
+      std::vector<int64_t> want = {2, -3, 1, -2, 3, -1};
+      for (int k = 0; k < 6; ++k) EXPECT_EQ(out[0].data<int64_t>()[k], want[k]) << k;
+    } else {
+      std::string msg = error_of([&] { compile(g, GetParam())->run(in); });
+      EXPECT_NE(msg.find("node 'quot' (Div): integer division by zero"), std::string::npos) << msg;
+      EXPECT_NE(error_of([&] { run_reference(g, in); }).find("integer division by zero"), std::string::npos);
+    }
+  }
+}
+
+// MIN / -1 overflows: every target wraps it to MIN, as the reference does, instead of trapping
+// (SIGFPE on x86).
+TEST_P(RuntimeChecks, IntegerDivOfMinByMinusOneWrapsAsTheReference) {
+  constexpr int64_t lo = std::numeric_limits<int64_t>::min();
+  Graph g = div_graph();
+  TensorMap in = div_inputs({lo, lo, lo, lo + 1, 9, -9}, {-1, 1, 2, -1, -1, -1});
+  std::vector<Tensor> out = compile(g, GetParam())->run(in);
+  std::vector<RefTensor> ref = run_reference(g, in);
+  std::vector<int64_t> want = {lo, lo, lo / 2, -(lo + 1), -9, 9};
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(ref[0].i[k], want[k]) << k;
+    EXPECT_EQ(out[0].data<int64_t>()[k], want[k]) << k;
+  }
+  constexpr int32_t lo32 = std::numeric_limits<int32_t>::min();
+  Graph g32 = div_graph(DType::i32);
+  TensorMap in32 = {{"a", ints(DType::i32, {2, 3}, std::vector<int32_t>{lo32, lo32, 5, lo32 + 1, 7, -8})},
+                    {"d", ints(DType::i32, {2, 3}, std::vector<int32_t>{-1, 2, -1, -1, 2, 3})}};
+  std::vector<Tensor> out32 = compile(g32, GetParam())->run(in32);
+  std::vector<RefTensor> ref32 = run_reference(g32, in32);
+  std::vector<int32_t> want32 = {lo32, lo32 / 2, -5, -(lo32 + 1), 3, -2};
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(ref32[0].i[k], want32[k]) << k;
+    EXPECT_EQ(out32[0].data<int32_t>()[k], want32[k]) << k;
+  }
+}
+
+// Without a GPU the CUDA source of the division checks still goes through NVRTC.
+TEST(RuntimeChecksCuda, IntegerDivChecksCompileWithNvrtc) {
+  std::string why;
+  if (!cuda::nvrtc(&why)) GTEST_SKIP() << "CUDA codegen not checked: " << why;
+  for (DType t : {DType::i64, DType::i32}) {
+    Graph g = div_graph(t);
+    TensorMap in = {{"a", Tensor(t, {2, 3})}, {"d", Tensor(t, {2, 3})}};
+    kir::Plan plan = plan_of(g, in);
+    EXPECT_EQ(plan.checks.size(), 1u);
+    EXPECT_FALSE(cuda::nvrtc_compile(codegen::cuda_program_source(plan), cuda::default_compute_capability()).image.empty());
   }
 }
 

@@ -1,5 +1,8 @@
 // Elementwise ops: one expression per output element, inputs read with broadcasting.
+#include <algorithm>
 #include <map>
+
+#include "core/error.h"
 
 #include "kernel/lower_ctx.h"
 
@@ -15,10 +18,41 @@ const std::map<std::string, Fn> kBinary = {
 
 ExprP zero_like(const ExprP& x) { return cst(0, x->type); }
 
-// Integer division truncates like ONNX; a zero divisor gives 0 instead of a trap.
+// Integer division truncates like ONNX and never traps: a zero divisor gives 0 here (a check
+// kernel counts those, see check_divisor), and MIN / -1 wraps to MIN as in the reference
+// (x86's idiv would raise SIGFPE; i8/i16 are promoted to int, which cannot overflow).
 ExprP divide(ExprP a, ExprP b) {
   if (dtype_is_float(a->type)) return binary(Fn::Div, a, b);
-  return select(binary(Fn::Eq, b, zero_like(b)), zero_like(a), binary(Fn::Div, a, b));
+  ExprP q = binary(Fn::Div, a, b);
+  if (a->type == DType::i32 || a->type == DType::i64) {
+    DType u = a->type == DType::i32 ? DType::u32 : DType::u64;  // 0 - a without signed overflow
+    ExprP negated = cast(binary(Fn::Sub, cst(0, u), cast(a, u)), a->type);
+    q = select(binary(Fn::Eq, b, cst(-1, b->type)), negated, q);
+  }
+  return select(binary(Fn::Eq, b, zero_like(b)), zero_like(a), q);
+}
+
+// A zero integer divisor is an error naming the node, as in the reference, on every target. A
+// constant divisor is checked here; a run-time one by a check kernel that counts its zeros (a
+// scalar sum in a fixed order, read back by the runtime). Every divisor element is used when
+// the output is not empty, so counting over the divisor's own shape finds what the reference
+// finds.
+void check_divisor(Lowering& L, int n, int divisor, int out) {
+  if (dtype_is_float(L.type(divisor).dtype) || shape_numel(L.shape(out)) == 0) return;
+  const Buffer& b = L.plan.buffers[L.buf[divisor]];
+  if (b.kind == Buffer::Constant) {
+    RefTensor v = to_ref(*b.data);
+    int64_t zeros = std::count(v.i.begin(), v.i.end(), int64_t{0});
+    if (zeros)
+      throw Error(L.g.label(n) + ": integer division by zero (the constant divisor '" + b.name + "' has " +
+                  std::to_string(zeros) + " zero element" + (zeros == 1 ? "" : "s") + ")");
+    return;
+  }
+  const Shape& s = L.shape(divisor);
+  ExprP d = L.read(divisor, out_vars(s.size()));
+  ExprP zero = select(binary(Fn::Eq, d, zero_like(d)), icst(1), icst(0));
+  int count = L.emit_temp(n, DType::i64, {}, s.empty() ? zero : reduce(Fn::Add, zero, 0, s));
+  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero divisors (integer division by zero)"});
 }
 
 // Pow in the base's type; integer bases go through double as the reference does.
@@ -67,6 +101,7 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "Identity") body = in(0);
   else return false;
   L.emit(n, out, body);
+  if (op == "Div") check_divisor(L, n, node.inputs[1], out);
   return true;
 }
 

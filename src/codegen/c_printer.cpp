@@ -134,6 +134,7 @@ std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
         case Fn::Pow: return math("pow", e.type) + "(" + a(0) + ", " + a(1) + ")";
         case Fn::Min: return "ls_min(" + a(0) + ", " + a(1) + ")";
         case Fn::Max: return "ls_max(" + a(0) + ", " + a(1) + ")";
+        case Fn::IDiv: return "ls_idiv(" + a(0) + ", " + a(1) + ")";
         default: break;
       }
       break;

@@ -37,6 +37,13 @@ LS_DEV double ls_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 template <class T> LS_DEV T ls_iabs(T x) { return x < 0 ? (T)-x : x; }
 template <class T> LS_DEV T ls_min(T a, T b) { return b < a ? b : a; }
 template <class T> LS_DEV T ls_max(T a, T b) { return a < b ? b : a; }
+// ONNX integer Div that never traps: 0 for a zero divisor (a check kernel reports it) and, for
+// signed types, MIN / -1 wrapping to MIN (negation in unsigned arithmetic).
+template <class T> LS_DEV T ls_idiv(T a, T b) {
+  if (b == 0) return (T)0;
+  if ((T)-1 < (T)0 && b == (T)-1) return (T)(0ull - (unsigned long long)a);
+  return (T)(a / b);
+}
 // Max that propagates NaN, for reductions.
 template <class T> LS_DEV T ls_max_nan(T acc, T x) { return (x > acc || x != x) ? x : acc; }
 )";

@@ -50,6 +50,7 @@ bool fold_int(Fn fn, int64_t a, int64_t b, int64_t& r) {
     case Fn::Mul: r = a * b; return true;
     case Fn::Div: if (b == 0) return false; r = a / b; return true;
     case Fn::Mod: if (b == 0) return false; r = a % b; return true;
+    case Fn::IDiv: r = b == 0 ? 0 : b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b; return true;
     case Fn::Min: r = std::min(a, b); return true;
     case Fn::Max: r = std::max(a, b); return true;
     case Fn::Lt: r = a < b; return true;
@@ -131,7 +132,7 @@ ExprP binary(Fn fn, ExprP a, ExprP b) {
     if (fn == Fn::Mul && (is_int_const(a, 0) || is_int_const(b, 0))) return icst(0);
     if (fn == Fn::Mul && is_int_const(b, 1)) return a;
     if (fn == Fn::Mul && is_int_const(a, 1)) return b;
-    if ((fn == Fn::Div) && is_int_const(b, 1)) return a;
+    if ((fn == Fn::Div || fn == Fn::IDiv) && is_int_const(b, 1)) return a;
     if (fn == Fn::Mod && is_int_const(b, 1)) return icst(0);
   }
   if (fn == Fn::And && is_const(a)) return a->i ? b : a;
@@ -265,7 +266,7 @@ bool same(const ExprP& a, const ExprP& b) { return a == b || to_string(a) == to_
 static const char* fn_name(Fn fn) {
   static const char* names[] = {"none", "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "erf", "not",
                                 "floor", "add", "sub", "mul", "div", "mod", "pow", "min", "max", "lt",
-                                "le", "eq", "and", "or"};
+                                "le", "eq", "and", "or", "idiv"};
   return names[static_cast<int>(fn)];
 }
 

@@ -29,6 +29,9 @@ enum class Fn : uint8_t {
   Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Erf, Not, Floor,
   // binary
   Add, Sub, Mul, Div, Mod, Pow, Min, Max, Lt, Le, Eq, And, Or,
+  // ONNX integer Div, one call so fusion never copies its operands: truncating, 0 for a zero
+  // divisor (a check kernel reports those), MIN / -1 wraps to MIN; it never traps.
+  IDiv,
 };
 
 struct Expr;

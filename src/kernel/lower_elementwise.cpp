@@ -18,19 +18,9 @@ const std::map<std::string, Fn> kBinary = {
 
 ExprP zero_like(const ExprP& x) { return cst(0, x->type); }
 
-// Integer division truncates like ONNX and never traps: a zero divisor gives 0 here (a check
-// kernel counts those, see check_divisor), and MIN / -1 wraps to MIN as in the reference
-// (x86's idiv would raise SIGFPE; i8/i16 are promoted to int, which cannot overflow).
-ExprP divide(ExprP a, ExprP b) {
-  if (dtype_is_float(a->type)) return binary(Fn::Div, a, b);
-  ExprP q = binary(Fn::Div, a, b);
-  if (a->type == DType::i32 || a->type == DType::i64) {
-    DType u = a->type == DType::i32 ? DType::u32 : DType::u64;  // 0 - a without signed overflow
-    ExprP negated = cast(binary(Fn::Sub, cst(0, u), cast(a, u)), a->type);
-    q = select(binary(Fn::Eq, b, cst(-1, b->type)), negated, q);
-  }
-  return select(binary(Fn::Eq, b, zero_like(b)), zero_like(a), q);
-}
+// Integer division is one IDiv call (see expr.h): a select around it would copy both operands,
+// and fusion nests them, so a chain of divisions grew exponentially in the printed source.
+ExprP divide(ExprP a, ExprP b) { return binary(dtype_is_float(a->type) ? Fn::Div : Fn::IDiv, a, b); }
 
 // A zero integer divisor is an error naming the node, as in the reference, on every target. A
 // constant divisor is checked here; a run-time one by a check kernel that counts its zeros (a

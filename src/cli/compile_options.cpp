@@ -9,12 +9,14 @@ namespace lockstep::cli {
 
 void add_compile_flags(CLI::App& app, CompileFlags& f) {
   CompileOptions& o = f.options;
-  app.add_option("--threads", o.threads, "Threads for the cpu target (0: all cores)")->capture_default_str();
+  app.add_option("--threads", o.threads, "Threads for the cpu target (0: all cores)")
+      ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
   app.add_option("--pass-limit", o.pass_limit,
-                 "Apply only pass applications 1..N and skip the rest (the program stays correct at every N)");
+                 "Apply only pass applications 1..N and skip the rest (the program stays correct at every N)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--print-pass-log", f.print_pass_log, "Print every numbered pass application: #N pass: what (nodes)");
   app.add_flag("--verify-each", o.verify_each, "Run the IR verifiers after every pass application");
-  app.add_option("--dump-ir", o.dump_ir_dir, "Write the IR after each pass application into this folder");
+  app.add_option("--dump-ir", o.dump_ir_dir, "Write the IR after each pass application into this folder (new or empty)");
   app.add_flag("--no-cache{false}", o.use_cache, "Neither read nor write the on-disk kernel cache");
   app.add_flag("--checked", o.checked,
                "Sentinels around buffers, NaN-poisoned dead memory and a proof that live buffers never overlap");

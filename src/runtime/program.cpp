@@ -43,7 +43,15 @@ std::vector<Program::KernelTime> Program::profile(const TensorMap&) {
 
 std::vector<std::string> known_targets() { return {"ref", "cpu", "cuda", "opencl", "metal"}; }
 
+void validate_options(const CompileOptions& o) {
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    throw Error("--threads " + std::to_string(o.threads) + " is out of range (0 for all cores, or 1 to " +
+                std::to_string(kMaxThreads) + ")");
+  if (o.pass_limit < -1) throw Error("--pass-limit " + std::to_string(o.pass_limit) + " is negative");
+}
+
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {
+  validate_options(opts);
   if (target == "ref") return std::make_unique<RefProgram>(g);
   if (target == "cpu") return cpu::compile_cpu(g, opts);
   if (target == "cuda") return cuda::compile_cuda(g, opts);

@@ -10,8 +10,11 @@
 
 namespace lockstep {
 
+// More would only add waiting: no host lockstep runs on has this many cores per process.
+inline constexpr int kMaxThreads = 1024;
+
 struct CompileOptions {
-  int threads = 0;            // 0: the target's default
+  int threads = 0;            // 0: the target's default; at most kMaxThreads
   int pass_limit = -1;        // apply only pass applications 1..N (-1: all)
   bool verify_each = false;   // IR verifiers after every pass application
   std::string dump_ir_dir;    // IR after each pass application

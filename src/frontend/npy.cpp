@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_reader.h"
 #include "core/files.h"
 
 namespace lockstep {
@@ -207,51 +208,96 @@ std::vector<uint8_t> fortran_to_c(const std::vector<uint8_t>& src, const Shape& 
 
 }  // namespace
 
-Tensor parse_npy(const std::string& b, const std::string& what) {
-  if (b.size() < kMagicLen || b.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
-    throw Error(what + ": not a .npy file (bad magic)");
-  if (b.size() < 10) throw Error(what + ": truncated .npy header");
+namespace {
+
+// Where the data starts and what it holds, from the header alone.
+struct NpyLayout {
+  size_t data_start = 0;
+  NpyHeader header;
+  DType dtype = DType::undefined;
+  bool swap = false;
+  uint64_t data_bytes = 0;
+};
+
+// A header longer than this is refused before it is read (NumPy writes a few hundred bytes).
+constexpr size_t kMaxHeaderBytes = 1 << 20;
+
+// Parses the preamble and header from the front of `b`. With `need_more`, a `b` that is only
+// the front of the file is fine: it reports the bytes still needed to finish the header.
+NpyLayout parse_layout(const std::string& b, const std::string& what, size_t* need_more = nullptr) {
+  auto short_of = [&](size_t n) {
+    if (!need_more) throw Error(what + ": truncated .npy header");
+    *need_more = n - b.size();
+    return NpyLayout{};
+  };
+  if (b.size() < kMagicLen) return short_of(kMagicLen);
+  if (b.compare(0, kMagicLen, kMagic, kMagicLen) != 0) throw Error(what + ": not a .npy file (bad magic)");
+  if (b.size() < 10) return short_of(10);
   int major = static_cast<uint8_t>(b[6]);
   if (major < 1 || major > 3)
     throw Unsupported(what + ": .npy format version " + std::to_string(major) + " is not supported (1-3)");
   size_t len_bytes = major == 1 ? 2 : 4;
   size_t start = 8 + len_bytes;
-  if (b.size() < start) throw Error(what + ": truncated .npy header");
+  if (b.size() < start) return short_of(start);
   size_t header_len = read_le(b, 8, len_bytes);
-  if (b.size() - start < header_len) throw Error(what + ": truncated .npy header");
-  NpyHeader h = HeaderParser(b.substr(start, header_len), what).parse();
-  bool swap = false;
-  DType dtype = dtype_from_descr(h.descr, swap, what);
-  int64_t n = checked_numel(h.shape);
-  size_t item = dtype_size(dtype);
+  if (header_len > kMaxHeaderBytes)
+    throw Error(what + ": .npy header of " + std::to_string(header_len) + " bytes is too long");
+  if (b.size() - start < header_len) return short_of(start + header_len);
+  if (need_more) *need_more = 0;
+  NpyLayout l;
+  l.data_start = start + header_len;
+  l.header = HeaderParser(b.substr(start, header_len), what).parse();
+  l.dtype = dtype_from_descr(l.header.descr, l.swap, what);
+  int64_t n = checked_numel(l.header.shape);
+  size_t item = dtype_size(l.dtype);
   if (n < 0 || static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / item)
-    throw Error(what + ": .npy shape " + shape_str(h.shape) + " is too large");
-  size_t data_len = b.size() - start - header_len;
-  if (data_len != static_cast<uint64_t>(n) * item)
-    throw Error(what + ": .npy data is " + std::to_string(data_len) + " bytes, but " +
-                dtype_name(dtype) + shape_str(h.shape) + " needs " +
-                std::to_string(static_cast<uint64_t>(n) * item) + " (truncated or corrupt?)");
+    throw Error(what + ": .npy shape " + shape_str(l.header.shape) + " is too large");
+  l.data_bytes = static_cast<uint64_t>(n) * item;
+  return l;
+}
+
+std::string size_mismatch(const NpyLayout& l, uint64_t have, const std::string& what) {
+  return what + ": .npy data is " + std::to_string(have) + " bytes, but " + dtype_name(l.dtype) +
+         shape_str(l.header.shape) + " needs " + std::to_string(l.data_bytes) + " (truncated or corrupt?)";
+}
+
+}  // namespace
+
+Tensor parse_npy(const std::string& b, const std::string& what) {
+  NpyLayout l = parse_layout(b, what);
+  size_t data_len = b.size() - l.data_start;
+  if (data_len != l.data_bytes) throw Error(size_mismatch(l, data_len, what));
+  size_t item = dtype_size(l.dtype);
   Tensor t;
-  t.dtype = dtype;
-  t.shape = h.shape;
-  t.bytes.assign(b.begin() + static_cast<std::ptrdiff_t>(start + header_len), b.end());
-  if (swap) byteswap_elements(t.bytes, item);
-  if (h.fortran_order && h.shape.size() > 1) t.bytes = fortran_to_c(t.bytes, t.shape, item);
-  if (dtype == DType::boolean)
+  t.dtype = l.dtype;
+  t.shape = l.header.shape;
+  t.bytes.assign(b.begin() + static_cast<std::ptrdiff_t>(l.data_start), b.end());
+  if (l.swap) byteswap_elements(t.bytes, item);
+  if (l.header.fortran_order && l.header.shape.size() > 1) t.bytes = fortran_to_c(t.bytes, t.shape, item);
+  if (t.dtype == DType::boolean)
     for (auto& v : t.bytes) v = v != 0;  // NumPy reads any non-zero byte as True
   return t;
 }
 
+// The header first, then exactly the bytes it declares: a device or pipe is never read past
+// them, and a regular file whose size disagrees is refused before its data is read.
 Tensor read_npy(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw Error(".npy file '" + path + "' does not exist");
-  if (std::filesystem::is_directory(path, ec)) throw Error(".npy file '" + path + "' is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open .npy file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error("cannot read .npy file '" + path + "'");
-  return parse_npy(ss.str(), ".npy file '" + path + "'");
+  std::string what = ".npy file '" + path + "'";
+  FileReader f(path, what);
+  std::string b;
+  for (size_t more = kMagicLen; more > 0;) {
+    std::string got = f.read_up_to(more);
+    if (got.size() < more) throw Error(what + ": truncated .npy header");
+    b += got;
+    parse_layout(b, what, &more);
+  }
+  NpyLayout l = parse_layout(b, what);
+  if (f.regular() && static_cast<uint64_t>(f.size()) - b.size() != l.data_bytes)
+    throw Error(size_mismatch(l, static_cast<uint64_t>(f.size()) - b.size(), what));
+  std::string data = f.read_up_to(l.data_bytes);
+  if (data.size() != l.data_bytes) throw Error(size_mismatch(l, data.size(), what));
+  if (!f.at_end()) throw Error(what + ": holds more data than its header declares (" + std::to_string(l.data_bytes) + " bytes)");
+  return parse_npy(b + data, what);
 }
 
 std::string encode_npy(const Tensor& t) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "frontend/npy.h"
 #include "ops/infer.h"
 
 namespace lockstep {
@@ -149,23 +150,7 @@ void save_onnx(const Graph& g, const std::string& path, const ExportOptions& opt
   std::string bytes;
   if (!export_model(g, opts).SerializeToString(&bytes))
     throw Error("export: cannot serialise the model for '" + path + "' (larger than 2 GiB?)");
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write model file '" + tmp + "'");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error("writing model file '" + tmp + "' failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw Error("cannot move '" + tmp + "' to model file '" + path + "': " + ec.message());
-  }
+  write_file_atomic(path, bytes);  // a fresh temporary beside it, checked, then renamed
 }
 
 }  // namespace lockstep

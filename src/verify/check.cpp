@@ -12,7 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/dirs.h"
 #include "core/error.h"
+#include "core/process.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"
 #include "graph/cut.h"
@@ -81,24 +83,14 @@ std::vector<std::string> compile_args(const CompileOptions& o) {
   return a;
 }
 
-static std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::vector<std::string> fresh_process_sha256(const FreshProcess& p, const std::string& target, const CompileOptions& o) {
-  std::string cmd = shell_quote(p.binary) + " check";
-  for (const std::string& a : p.model_args) cmd += " " + shell_quote(a);
-  cmd += " --targets " + shell_quote(target) + " --sha-only";
-  for (const std::string& a : compile_args(o)) cmd += " " + shell_quote(a);
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) throw Error("cannot start a fresh process: " + cmd);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  int rc = pclose(f);
+  std::vector<std::string> argv = {p.binary, "check"};
+  argv.insert(argv.end(), p.model_args.begin(), p.model_args.end());
+  for (const std::string& a : {std::string("--targets"), target, std::string("--sha-only")}) argv.push_back(a);
+  for (const std::string& a : compile_args(o)) argv.push_back(a);
+  ProcessResult r = run_process(argv);  // an argument vector: no shell parses a path or name
+  const std::string& out = r.output;
+  int rc = r.exit_code;
   if (rc != 0) throw Error("fresh process failed: " + out.substr(0, 2000));
   std::vector<std::string> shas;
   for (size_t at = out.find("sha256="); at != std::string::npos; at = out.find("sha256=", at + 7))
@@ -275,24 +267,15 @@ std::vector<std::string> b_alone(Session& s, const Graph& b, const TensorMap& bi
     std::vector<std::string> r = compile_and_hash(s, b, bin, o, why);
     return why.empty() ? r : std::vector<std::string>{"failed: " + why};
   }
-  // A folder of its own (mkdtemp: a fresh name, mode 0700), so nothing can be planted in it.
-  std::error_code ec;
-  fs::path tmp_root = fs::temp_directory_path(ec);
-  if (ec) tmp_root = "/tmp";
-  std::string templ = (tmp_root / ("lockstep-aba-" + s.target() + "-XXXXXX")).string();
-  if (!::mkdtemp(templ.data()))
-    return {std::string("fresh process failed: cannot create a folder in '") + tmp_root.string() +
-            "': " + std::strerror(errno)};
-  fs::path dir = templ;
   std::vector<std::string> r;
   try {
-    FreshProcess p = stage_model(b, bin, proc.binary, dir);
+    PrivateTempDir dir("lockstep-aba-" + s.target());  // fresh and private: nothing planted in it
+    FreshProcess p = stage_model(b, bin, proc.binary, dir.path());
     s.count_compile();
     r = fresh_process_sha256(p, s.target(), s.options());
   } catch (const Error& e) {
     r = {std::string("fresh process failed: ") + e.what()};
   }
-  fs::remove_all(dir, ec);
   return r;
 }
 

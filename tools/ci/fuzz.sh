@@ -6,8 +6,8 @@ set -euo pipefail
 src=$(cd "${1:?source dir}" && pwd); build=${2:?build dir}; secs=${3:-60}
 CC=clang CXX=clang++ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DLOCKSTEP_FUZZ=ON -DLOCKSTEP_TESTS=OFF >/dev/null
-cmake --build "$build" -j"${JOBS:-2}" --target onnx_loader_fuzz npy_fuzz
-mkdir -p "$build/corpus/onnx" "$build/corpus/npy" "$build/crashes"
+cmake --build "$build" -j"${JOBS:-2}" --target onnx_loader_fuzz npy_fuzz external_data_fuzz
+mkdir -p "$build/corpus/onnx" "$build/corpus/npy" "$build/corpus/ext" "$build/crashes"
 # Every seed under its own name: the conformance cases are all called model.onnx.
 seed() {
   find "$src/tests/data" -name "$1" -size "$2" -print0 |
@@ -15,8 +15,12 @@ seed() {
 }
 seed '*.onnx' -256k onnx
 seed '*.npy' -64k npy
+# External-data locations: the first byte is the offset, the rest the path.
+for loc in a.bin sub/b.bin in out abs up/secret.bin pipe d ../secret.bin /etc/passwd sub/../a.bin; do
+  printf '\x10%s' "$loc" > "$build/corpus/ext/$(printf '%s' "$loc" | tr '/.' '__')"
+done
 status=0
-for t in onnx_loader_fuzz:onnx npy_fuzz:npy; do
+for t in onnx_loader_fuzz:onnx npy_fuzz:npy external_data_fuzz:ext; do
   bin=${t%%:*}; corpus=${t##*:}
   echo "== $bin for ${secs}s, seeds: $(ls "$build/corpus/$corpus" | wc -l)"
   if ! "$build/fuzz/$bin" "$build/corpus/$corpus" -max_total_time="$secs" -rss_limit_mb=2048 \

@@ -144,7 +144,7 @@ TEST(CudaStaging, ConstantsReadBackMatchTheHostBytes) {
   for (const auto& c : checks) EXPECT_EQ(c.resident_sha256, c.host_sha256) << c.value;
 }
 
-// The fault CONTEXT.md describes: slots rewritten before their copies ran. The output goes
+// The fault docs/why.md describes: slots rewritten before their copies ran. The output goes
 // wrong and --verify-constants names a corrupted constant.
 TEST(CudaStaging, ReuseFaultCorruptsAndVerifyConstantsCatchesIt) {
   NEED_DEVICE();

@@ -23,7 +23,7 @@ TEST(VerifyCheck, ToleranceTextSetsOneOutputOrAll) {
   parse_tolerance("cosine=0.999", {"audio", "z"}, t);
   parse_tolerance("audio:rel_l2=1e-3", {"audio", "z"}, t);
   EXPECT_EQ(t.all.min_cosine, 0.999);
-  EXPECT_EQ(t.all.max_rel_l2, 1e-4);  // CONTEXT.md's default stays
+  EXPECT_EQ(t.all.max_rel_l2, 1e-4);  // the default docs/why.md gives stays
   EXPECT_EQ(t.of("audio").min_cosine, 0.999);
   EXPECT_EQ(t.of("audio").max_rel_l2, 1e-3);
   EXPECT_EQ(t.of("z").max_rel_l2, 1e-4);

@@ -1,4 +1,4 @@
-// `lockstep check`: each target's outputs against the reference (CONTEXT.md's "agree"), then
+// `lockstep check`: each target's outputs against the reference ("agree" as docs/why.md defines it), then
 // determinism: run to run, in-process compiles, cache off, fresh processes, A-B-A. Also the
 // pieces `bisect` and `reduce` share: the compile-counting Session, the reference values,
 // tolerances and fresh-process hashes.
@@ -16,7 +16,7 @@
 
 namespace lockstep {
 
-// Per-output tolerances: defaults from CONTEXT.md, overridable for one output or all.
+// Per-output tolerances: defaults from docs/why.md, overridable for one output or all.
 struct Tolerances {
   Tolerance all;
   std::map<std::string, Tolerance> per_output;

@@ -1,4 +1,4 @@
-// Agreement metrics between a result and a reference, as CONTEXT.md defines "agree".
+// Agreement metrics between a result and a reference, as docs/why.md defines "agree".
 #pragma once
 #include <cstdint>
 #include <string>

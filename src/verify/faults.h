@@ -1,5 +1,5 @@
 // Deliberate faults, a test aid for `check` and `bisect`: each kind plants one class of bug
-// the verification tools must detect and localise (the staging-pool bug of CONTEXT.md among
+// the verification tools must detect and localise (the staging-pool bug of docs/why.md among
 // them). CompileOptions::fault carries the spec; an empty spec is no fault.
 #pragma once
 #include <string>

@@ -1,7 +1,7 @@
 // Pinned host staging buffers for host -> device copies. A slot is written again only after
 // the copy that read it has completed (one event per slot), however many tensors go through
 // it; a tensor larger than a slot goes in slot-sized chunks. This is the runtime stage whose
-// reuse race made the seed's GPU output wrong (CONTEXT.md); the fault "staging-reuse" skips
+// reuse race made the seed's GPU output wrong (docs/why.md); the fault "staging-reuse" skips
 // the wait on purpose so that tests can show the race and the checks that catch it.
 #pragma once
 #include <cstddef>

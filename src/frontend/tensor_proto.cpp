@@ -32,7 +32,7 @@ fs::path resolve_external_location(const std::string& base_dir, const std::strin
   if (ec) throw Error(what + ": cannot open external data file '" + (base / rel).string() + "': " + ec.message());
   if (std::mismatch(base.begin(), base.end(), file.begin(), file.end()).first != base.end() || file == base)
     throw Error(what + ": external data location '" + location + "' resolves to '" + file.string() +
-                "', outside the model's folder '" + base.string() + "'");
+                "', outside the model's folder '" + base.string() + "' (external data must stay inside the model's folder)");
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     throw Error(what + ": external data file '" + file.string() + "' is not a regular file");

@@ -75,7 +75,7 @@ cli_checks() {
 # The GPU test suite in parallel groups (the slow ones are the float64 reference runs).
 GROUPS_=(
   "conformance:Conformance.*Cuda*"
-  "units:CudaRun*:CudaStaging*:CudaFaults*:CudaGraph*:CudaCapture*:CudaCodegen*:CudaLaunch*:CudaLayout*:CudaTarget*:Harness.*Cuda*:CudaVitsTorch*:CudaVitsSequence*"
+  "units:HostileNames.*:CudaRun*:CudaStaging*:CudaFaults*:CudaGraph*:CudaCapture*:CudaCodegen*:CudaLaunch*:CudaLayout*:CudaTarget*:Harness.*Cuda*:CudaVitsTorch*:CudaVitsSequence*"
   "decoder128:Seed/CudaVits.*/decoder128:CudaVitsTiming*"
   "flow192:Seed/CudaVits.*/flow192_T173_halfmask"
   "flow:Seed/CudaVits.*/flow"

@@ -19,12 +19,14 @@
 #include "graph/bind.h"
 #include "passes/pipeline.h"
 #include "verify/harness.h"
+#include "test_util.h"
 #include "vits.h"
 
 namespace lockstep {
 namespace {
 
 namespace fs = std::filesystem;
+using lockstep::testing::plan_for;
 
 #define NEED_NVRTC()                                                                  \
   do {                                                                                \
@@ -37,16 +39,6 @@ TensorMap zero_inputs(const OpCase& c, const Graph& g) {
   TensorMap feed;
   for (size_t k = 0; k < g.inputs.size(); ++k) feed[g.values[g.inputs[k]].name] = Tensor(c.inputs[k].dtype, c.inputs[k].shape);
   return feed;
-}
-
-kir::Plan plan_for(const Graph& g, const TensorMap& in) {
-  std::vector<TypeInfo> types = bind_inputs(g, in);
-  std::vector<const Tensor*> given;
-  for (int v : g.inputs) given.push_back(&in.at(g.values[v].name));
-  auto values = specialisation_values(g, types, given);
-  std::vector<const RefTensor*> vp;
-  for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
-  return run_pipeline(g, types, PipelineOptions{}, vp).plan;
 }
 
 // NVRTC-compiles the plan's whole translation unit; returns its kernel count.

@@ -84,11 +84,6 @@ TensorMap div_inputs(const std::vector<int64_t>& a, const std::vector<int64_t>& 
   return {{"a", ints(DType::i64, {2, 3}, a)}, {"d", ints(DType::i64, {2, 3}, d)}};
 }
 
-// The kernels of the plan compiled for these inputs with every pass applied.
-kir::Plan plan_of(const Graph& g, const TensorMap& in) {
-  return run_pipeline(g, specialisation_for(g, in), PipelineOptions{}).plan;
-}
-
 TEST_P(RuntimeChecks, IntegerDivByZeroIsAnErrorNamingTheNode) {
   Graph g = div_graph();
   TensorMap bad = div_inputs({7, -7, 7, 1, 2, 3}, {2, 0, -2, 0, 1, 1});
@@ -125,7 +120,7 @@ TEST_P(RuntimeChecks, IntegerDivByZeroInsideAFusedKernelIsAnError) {
                      {"d", ints(DType::i64, {3}, d)}, {"e", ints(DType::i64, {3}, std::vector<int64_t>{1, 1, 1})}};
   };
   TensorMap bad = feed({3, 1, 4}), good = feed({3, 5, 4});  // d - e: {2, 0, 3}, then {2, 4, 3}
-  kir::Plan plan = plan_of(g, good);
+  kir::Plan plan = testing::plan_for(g, good);
   EXPECT_TRUE(std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const kir::Kernel& k) {
     return std::count(k.nodes.begin(), k.nodes.end(), "quot") && std::count(k.nodes.begin(), k.nodes.end(), "y");
   })) << kir::describe(plan);
@@ -154,7 +149,7 @@ TEST_P(RuntimeChecks, ConstantIntegerDivisorsAreCheckedWhenCompiling) {
     Graph g = b.finish();
     TensorMap in = {{"a", ints(DType::i64, {2, 3}, std::vector<int64_t>{7, 7, 7, -7, -7, -7})}};
     if (zero_at < 0) {
-      EXPECT_TRUE(plan_of(g, in).checks.empty());
+      EXPECT_TRUE(testing::plan_for(g, in).checks.empty());
       std::vector<Tensor> out = compile(g, GetParam())->run(in);
       std::vector<int64_t> want = {2, -3, 1, -2, 3, -1};
       for (int k = 0; k < 6; ++k) EXPECT_EQ(out[0].data<int64_t>()[k], want[k]) << k;
@@ -199,7 +194,7 @@ TEST(RuntimeChecksCuda, IntegerDivChecksCompileWithNvrtc) {
   for (DType t : {DType::i64, DType::i32}) {
     Graph g = div_graph(t);
     TensorMap in = {{"a", Tensor(t, {2, 3})}, {"d", Tensor(t, {2, 3})}};
-    kir::Plan plan = plan_of(g, in);
+    kir::Plan plan = testing::plan_for(g, in);
     EXPECT_EQ(plan.checks.size(), 1u);
     EXPECT_FALSE(cuda::nvrtc_compile(codegen::cuda_program_source(plan), cuda::default_compute_capability()).image.empty());
   }

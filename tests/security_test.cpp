@@ -114,19 +114,9 @@ TEST(HostileNames, CpuSourceCompilesAndHoldsNoRawName) {
   EXPECT_FALSE(fs::exists("/tmp/lockstep-pwned"));
 }
 
-kir::Plan plan_of(const Graph& g, const TensorMap& in) {
-  std::vector<TypeInfo> types = bind_inputs(g, in);
-  std::vector<const Tensor*> given;
-  for (int v : g.inputs) given.push_back(&in.at(g.values[v].name));
-  auto values = specialisation_values(g, types, given);
-  std::vector<const RefTensor*> vp;
-  for (const auto& v : values) vp.push_back(v ? &*v : nullptr);
-  return run_pipeline(g, types, PipelineOptions{}, vp).plan;
-}
-
 TEST(HostileNames, CudaSourceCompilesAndHoldsNoRawName) {
   Graph g = hostile_graph();
-  std::string src = codegen::cuda_program_source(plan_of(g, hostile_inputs()));
+  std::string src = codegen::cuda_program_source(testing::plan_for(g, hostile_inputs()));
   expect_inert(src, "cuda source");
   std::string why;
   if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not here, the CUDA source was checked but not compiled: " << why;

@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_device.h"
 #include "core/error.h"
+#include "passes/pipeline.h"
 
 namespace lockstep::testing {
 
@@ -26,6 +27,11 @@ inline std::string error_of(const std::function<void()>& f) {
 inline std::string lockstep_binary() {
   const char* b = std::getenv("LOCKSTEP_BINARY");
   return b && *b ? b : LOCKSTEP_BINARY;
+}
+
+// The plan the shared pipeline makes for `g` specialised to `in` (what every printer prints).
+inline kir::Plan plan_for(const Graph& g, const TensorMap& in) {
+  return run_pipeline(g, specialisation_for(g, in), PipelineOptions{}).plan;
 }
 
 // Why `target` cannot execute in this process ("" when it can): CI has no GPU.

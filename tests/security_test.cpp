@@ -327,6 +327,19 @@ TEST(CacheFolder, ACacheOnAFullDiskRunsUncachedAndLeavesNoTemporaries) {
   EXPECT_TRUE(fs::exists(tmp.path() / "out" / "tanh_output_0.npy")) << r.output;
 }
 
+// A compiler that answers --version but rejects everything: the generated code "does not
+// compile", which is lockstep's bug, not the user's: exit 3 and a request for a report.
+TEST(ExitStatus, GeneratedCodeTheCompilerRejectsIsAnInternalError) {
+  PrivateTempDir tmp("lockstep-test");
+  fs::path cxx = tmp.path() / "rejecting-c++";
+  std::ofstream(cxx) << "#!/bin/sh\n[ \"$1\" = --version ] && { echo rejecting 1.0; exit 0; }\necho 'error: no'; exit 1\n";
+  fs::permissions(cxx, fs::perms::owner_all);
+  ProcessResult r = run_with_env("LOCKSTEP_CXX=" + cxx.string(), tmp.path());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("internal error"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Please report it"), std::string::npos) << r.output;
+}
+
 TEST(CacheFolder, NoCacheBuildsInAFreshPrivateFolder) {
   // The old predictable name, planted as a link: it must be neither followed nor written.
   PrivateTempDir tmp("lockstep-test");

@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
     }
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();
+  } catch (const InternalError& e) {
+    std::cerr << "lockstep: internal error: " << e.what() << "\n"
+              << "This is a bug in lockstep, not in your model or options. Please report it with the\n"
+              << "model, the command line and this message (`lockstep reduce` can shrink the model).\n";
+    return kExitInternal;
   } catch (const Error& e) {
     std::cerr << "lockstep: error: " << e.what() << "\n";
     return kExitUserError;
@@ -51,8 +56,8 @@ int main(int argc, char** argv) {
     std::cerr << "lockstep: error: " << e.what() << "\n";
     return kExitUserError;
   } catch (...) {
-    std::cerr << "lockstep: error: unexpected internal error\n";
-    return kExitUserError;
+    std::cerr << "lockstep: internal error: an exception of unknown type\n";
+    return kExitInternal;
   }
   return kExitOk;
 }

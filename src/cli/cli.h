@@ -16,6 +16,7 @@ namespace lockstep::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitMismatch = 1;   // ran, but results disagree / cases failed
 constexpr int kExitUserError = 2;  // bad model, input, option or file
+constexpr int kExitInternal = 3;   // a lockstep bug: a broken invariant, generated code rejected
 
 // A subcommand adds its options to `app` and returns the action to run when it is chosen.
 using Action = std::function<int()>;

@@ -18,4 +18,12 @@ class Unsupported : public Error {
   explicit Unsupported(const std::string& what) : Error(what) {}
 };
 
+// A broken invariant inside lockstep or generated code the compiler rejects: a lockstep bug,
+// not the user's. It is an Error (the verify tools report it like any failure); the CLI exits
+// 3 and asks for a report.
+class InternalError : public Error {
+ public:
+  explicit InternalError(const std::string& what) : Error(what) {}
+};
+
 }  // namespace lockstep

@@ -16,7 +16,7 @@ extern char** environ;
 namespace lockstep {
 
 ProcessResult run_process(const std::vector<std::string>& argv) {
-  if (argv.empty()) throw Error("internal: run_process with no program");
+  if (argv.empty()) throw InternalError("internal: run_process with no program");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error("cannot create a pipe: " + std::string(std::strerror(errno)));
   posix_spawn_file_actions_t acts;

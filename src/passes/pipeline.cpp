@@ -17,15 +17,15 @@ using namespace kir;
 namespace {
 
 void check_expr(const Plan& p, const Kernel& k, const ExprP& e, int vars) {
-  if (e->op == Op::Var && e->i >= vars) throw Error("internal: " + k.name + " uses unbound v" + std::to_string(e->i));
+  if (e->op == Op::Var && e->i >= vars) throw InternalError("internal: " + k.name + " uses unbound v" + std::to_string(e->i));
   if (e->op == Op::Load) {
     if (e->buf < 0 || e->buf >= static_cast<int>(p.buffers.size()) || p.buffers[e->buf].shape != e->shape)
-      throw Error("internal: " + k.name + " loads buffer b" + std::to_string(e->buf) + " with a wrong shape");
+      throw InternalError("internal: " + k.name + " loads buffer b" + std::to_string(e->buf) + " with a wrong shape");
     if (!e->flat && e->args.size() != e->shape.size())
-      throw Error("internal: " + k.name + " indexes b" + std::to_string(e->buf) + " with the wrong rank");
+      throw InternalError("internal: " + k.name + " indexes b" + std::to_string(e->buf) + " with the wrong rank");
   }
   int inner = e->op == Op::Reduce ? static_cast<int>(e->i + e->shape.size()) : vars;
-  if (e->op == Op::Reduce && e->i != vars) throw Error("internal: " + k.name + " reduction vars do not follow the output vars");
+  if (e->op == Op::Reduce && e->i != vars) throw InternalError("internal: " + k.name + " reduction vars do not follow the output vars");
   for (const ExprP& a : e->args) check_expr(p, k, a, inner);
 }
 
@@ -121,12 +121,12 @@ void verify_plan(const Plan& p) {
   for (const Kernel& k : p.kernels) {
     check_expr(p, k, k.body, static_cast<int>(p.buffers[k.out].shape.size()));
     for (int b : kernel_inputs(k))
-      if (!written[b]) throw Error("internal: " + k.name + " reads b" + std::to_string(b) + " before it is written");
-    if (written[k.out]) throw Error("internal: " + k.name + " writes b" + std::to_string(k.out) + " a second time");
+      if (!written[b]) throw InternalError("internal: " + k.name + " reads b" + std::to_string(b) + " before it is written");
+    if (written[k.out]) throw InternalError("internal: " + k.name + " writes b" + std::to_string(k.out) + " a second time");
     written[k.out] = true;
   }
   for (int b : p.outputs)
-    if (!written[b]) throw Error("internal: output buffer b" + std::to_string(b) + " is never written");
+    if (!written[b]) throw InternalError("internal: output buffer b" + std::to_string(b) + " is never written");
 }
 
 PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,

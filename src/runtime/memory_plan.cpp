@@ -71,13 +71,13 @@ void check_pairwise(const Plan& p, const MemoryPlan& m) {
   for (size_t a = 0; a < p.buffers.size(); ++a) {
     if (m.offset[a] < 0) continue;
     if (m.offset[a] + static_cast<int64_t>(p.buffers[a].bytes()) > m.arena_bytes)
-      throw Error("internal: memory plan puts b" + std::to_string(a) + " past the arena");
+      throw InternalError("internal: memory plan puts b" + std::to_string(a) + " past the arena");
     for (size_t b = a + 1; b < p.buffers.size(); ++b) {
       if (m.offset[b] < 0) continue;
       bool live_together = m.first[a] <= m.last[b] && m.first[b] <= m.last[a];
       if (live_together && overlaps(m.offset[a], m.offset[a] + p.buffers[a].bytes(), m.offset[b],
                                     m.offset[b] + p.buffers[b].bytes()))
-        throw Error("internal: memory plan overlaps live buffers b" + std::to_string(a) + " and b" + std::to_string(b));
+        throw InternalError("internal: memory plan overlaps live buffers b" + std::to_string(a) + " and b" + std::to_string(b));
     }
   }
 }

@@ -114,7 +114,7 @@ void build(const std::string& source, const fs::path& so) {
   for (const std::string& f : {tmp_src.string(), std::string("-o"), tmp_so.string()}) argv.push_back(f);
   ProcessResult r = run_process(argv);
   if (r.exit_code != 0)
-    throw Error("cpu: the system compiler failed on generated code:\n" + r.output.substr(0, 4000));
+    throw InternalError("cpu: the system compiler failed on generated code:\n" + r.output.substr(0, 4000));
   std::error_code ec;
   fs::rename(tmp_so, so, ec);
   if (ec) throw Error("cannot rename '" + tmp_so.string() + "': " + ec.message());

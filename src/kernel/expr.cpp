@@ -1,5 +1,6 @@
 #include "kernel/expr.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -20,9 +21,11 @@ bool transcendental_here(const Expr& e) {
 ExprP make(Expr e) {
   uint8_t has = 0;
   uint64_t vars = 0;
+  uint32_t depth = 0;
   for (const ExprP& a : e.args) {
     has |= a->has;
     vars |= a->var_mask;
+    depth = std::max(depth, a->depth);
   }
   if (e.op == Op::Load) has |= Expr::kLoad;
   if (e.op == Op::Reduce) has |= Expr::kReduce;
@@ -31,6 +34,7 @@ ExprP make(Expr e) {
   if (e.op == Op::Var) vars |= var_bit(e.i);
   e.has = has;
   e.var_mask = vars;
+  e.depth = depth + 1;
   return std::make_shared<const Expr>(std::move(e));
 }
 

@@ -52,7 +52,13 @@ struct Expr {
   enum : uint8_t { kLoad = 1, kReduce = 2, kSelect = 4, kTranscendental = 8 };
   uint8_t has = 0;        // kLoad | kReduce | ... found anywhere in the subtree (itself included)
   uint64_t var_mask = 0;  // bit k: Var(k) occurs (k < 63); bit 63: some Var >= 63 occurs
+  uint32_t depth = 1;     // levels of the subtree (a leaf is 1)
 };
+
+// Fusion never makes an expression deeper than this: the printers, the passes and the system
+// compiler all recurse over it, and a 2,000-node chain fused into one kernel overflowed the
+// stack under AddressSanitizer. The VITS graphs and ONNX conformance models stay below it.
+inline constexpr uint32_t kMaxFusedDepth = 256;
 
 // Constructors fold constants and trivial identities (x + 0, x * 1, 0 * i for ints).
 ExprP cst(double v, DType t);

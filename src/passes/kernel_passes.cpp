@@ -31,6 +31,9 @@ bool is_view(const ExprP& e) {
 }
 
 bool has_select(const ExprP& e) { return e->has & Expr::kSelect; }
+// Inlining `prod` into `reader` keeps every expression within kMaxFusedDepth (the result is at
+// most as deep as the two stacked).
+bool too_deep(const ExprP& prod, const ExprP& reader) { return prod->depth + reader->depth > kMaxFusedDepth; }
 bool has_reduce(const ExprP& e) { return e->has & Expr::kReduce; }
 
 // Load at index (v0, v1, ...) of its own shape; a size-1 dim may be indexed by anything (it is 0).
@@ -272,8 +275,10 @@ void inline_views(Plan& p, PassManager& pm) {
   f.each_producer([&](int k, const std::vector<int>& rs) {
     const Kernel& P = p.kernels[k];
     if (p.buffers[P.out].kind != Buffer::Temp || rs.empty() || !is_view(P.body)) return false;
-    for (int r : rs)  // padding stays materialised ahead of a reduction: no bounds checks inside it
+    for (int r : rs) {  // padding stays materialised ahead of a reduction: no bounds checks inside it
       if (has_reduce(p.kernels[r].body) && has_select(P.body)) return false;
+      if (too_deep(P.body, p.kernels[r].body)) return false;
+    }
     if (!pm.request("inline-view", P.name + " read through by " + std::to_string(rs.size()) + " kernel(s)", f.names(k)))
       return false;
     f.merge(k, rs, pm.faulty());
@@ -291,6 +296,7 @@ void fuse_elementwise(Plan& p, PassManager& pm) {
     bool cheap = !is_transcendental(P.body) && !has_select(P.body);
     if (has_reduce(C.body) && !cheap) return false;  // would recompute per reduction step
     if (count_loads(C.body, P.out) > 1 && !cheap) return false;
+    if (too_deep(P.body, C.body)) return false;
     if (!pm.request("fuse-elementwise", P.name + " into " + C.name, f.merged_names(k, rs[0]))) return false;
     f.merge(k, rs, pm.faulty());
     f.done();
@@ -306,6 +312,7 @@ void fuse_epilogues(Plan& p, PassManager& pm) {
     const Kernel& C = p.kernels[rs[0]];
     const Shape& s = p.buffers[P.out].shape;
     if (has_reduce(C.body) || p.buffers[C.out].shape != s || count_loads(C.body, P.out) != 1) return false;
+    if (too_deep(C.body, P.body)) return false;
     std::vector<const Expr*> loads;
     collect_loads(C.body, loads);
     for (const Expr* ld : loads)  // the reader must take element i of P for its element i

@@ -35,6 +35,11 @@ const fs::path& fixture() {
     fs::create_symlink("/etc/passwd", m / "abs");
     fs::create_symlink("..", m / "up");
     mkfifo((m / "pipe").c_str(), 0600);
+    static fs::path made = root;
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(made, ec);
+    });
     return fs::canonical(m);
   }();
   return base;

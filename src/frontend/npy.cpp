@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/file_reader.h"
@@ -263,20 +264,29 @@ std::string size_mismatch(const NpyLayout& l, uint64_t have, const std::string& 
 
 }  // namespace
 
-Tensor parse_npy(const std::string& b, const std::string& what) {
-  NpyLayout l = parse_layout(b, what);
-  size_t data_len = b.size() - l.data_start;
-  if (data_len != l.data_bytes) throw Error(size_mismatch(l, data_len, what));
+namespace {
+
+// The array a parsed header describes, from exactly its data bytes (checked by the caller).
+Tensor array_of(const NpyLayout& l, std::string_view data) {
   size_t item = dtype_size(l.dtype);
   Tensor t;
   t.dtype = l.dtype;
   t.shape = l.header.shape;
-  t.bytes.assign(b.begin() + static_cast<std::ptrdiff_t>(l.data_start), b.end());
+  t.bytes.assign(data.begin(), data.end());
   if (l.swap) byteswap_elements(t.bytes, item);
   if (l.header.fortran_order && l.header.shape.size() > 1) t.bytes = fortran_to_c(t.bytes, t.shape, item);
   if (t.dtype == DType::boolean)
     for (auto& v : t.bytes) v = v != 0;  // NumPy reads any non-zero byte as True
   return t;
+}
+
+}  // namespace
+
+Tensor parse_npy(const std::string& b, const std::string& what) {
+  NpyLayout l = parse_layout(b, what);
+  size_t data_len = b.size() - l.data_start;
+  if (data_len != l.data_bytes) throw Error(size_mismatch(l, data_len, what));
+  return array_of(l, std::string_view(b).substr(l.data_start));
 }
 
 // The header first, then exactly the bytes it declares: a device or pipe is never read past
@@ -285,19 +295,19 @@ Tensor read_npy(const std::string& path) {
   std::string what = ".npy file '" + path + "'";
   FileReader f(path, what);
   std::string b;
+  NpyLayout l;
   for (size_t more = kMagicLen; more > 0;) {
     std::string got = f.read_up_to(more);
     if (got.size() < more) throw Error(what + ": truncated .npy header");
     b += got;
-    parse_layout(b, what, &more);
+    l = parse_layout(b, what, &more);  // the layout once `more` reaches 0
   }
-  NpyLayout l = parse_layout(b, what);
   if (f.regular() && static_cast<uint64_t>(f.size()) - b.size() != l.data_bytes)
     throw Error(size_mismatch(l, static_cast<uint64_t>(f.size()) - b.size(), what));
   std::string data = f.read_up_to(l.data_bytes);
   if (data.size() != l.data_bytes) throw Error(size_mismatch(l, data.size(), what));
   if (!f.at_end()) throw Error(what + ": holds more data than its header declares (" + std::to_string(l.data_bytes) + " bytes)");
-  return parse_npy(b + data, what);
+  return array_of(l, data);
 }
 
 std::string encode_npy(const Tensor& t) {

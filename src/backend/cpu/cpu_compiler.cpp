@@ -18,6 +18,7 @@
 #include "core/dirs.h"
 #include "core/error.h"
 #include "core/process.h"
+#include "frontend/npy.h"
 #include "core/sha256.h"
 
 namespace lockstep::cpu {
@@ -177,13 +178,7 @@ std::shared_ptr<Module> build_cached(const std::string& source, const fs::path& 
   fs::path so = dir / (key + ".so"), sum = dir / (key + ".sha256");
   build(source, so);
   std::string bytes = read_file(so);
-  std::string tmp = sum.string() + unique_tag();
-  Scratch scratch;
-  scratch.files = {tmp};
-  write_new_file(tmp, sha256_hex(bytes.data(), bytes.size()));
-  std::error_code ec;
-  fs::rename(tmp, sum, ec);
-  if (ec) throw Error("cannot rename '" + tmp + "': " + ec.message());
+  write_file_atomic(sum.string(), sha256_hex(bytes.data(), bytes.size()));
   auto m = open_module(so, key);
   if (!m) throw Error("cpu: cannot load compiled module '" + so.string() + "'");
   return m;

@@ -145,7 +145,7 @@ Action add_bench(CLI::App& app) {
       "--per-kernel: one more run with each kernel timed (cpu: wall clock around the kernel;\n"
       "cuda: events on the stream around each launch, plain launches, no CUDA graph).\n\n"
       "Exit status: 0 every run gave the same bytes, 1 a run gave other bytes, 2 bad model,\n"
-      "input, option or file.");
+      "input, option or file, 3 internal error (a lockstep bug).");
   return [f] { return bench(*f); };
 }
 

@@ -60,7 +60,7 @@ Action add_bisect(CLI::App& app) {
              "--by all: stage, then node, then pass; one verdict line naming the stage, the ONNX\n"
              "  node(s) and, for a pass, #N pass-name. Every compile is counted and printed.\n\n"
              "Exit status: 0 nothing diverges, 1 a divergence was found (the verdict says where),\n"
-             "2 bad model, input, option or file.");
+             "2 bad model, input, option or file, 3 internal error (a lockstep bug).");
   return [f] { return bisect(*f); };
 }
 

@@ -195,7 +195,8 @@ Action add_check(CLI::App& app) {
              "the target against the host bytes. Progress goes to stderr: a bar redrawn in place on a\n"
              "terminal, one line per step otherwise.\n\n"
              "Exit status: 0 every output agrees and every determinism check holds, 1 something\n"
-             "disagrees (or a target failed), 2 bad model, input, option or file.");
+             "disagrees (or a target failed), 2 bad model, input, option or file, 3 internal error\n"
+             "(a lockstep bug).");
   return [f] { return check(*f); };
 }
 

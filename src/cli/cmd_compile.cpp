@@ -58,7 +58,7 @@ Action add_compile(CLI::App& app) {
   add_compile_flags(app, o->compile);
   app.footer(
       "A program is compiled for concrete input shapes, taken from --input/--dim as with `run`.\n"
-      "Exit status: 0 success, 2 bad model, input, option or file.");
+      "Exit status: 0 success, 2 bad model, input, option or file, 3 internal error (a lockstep bug).");
   return [o] { return compile_model(*o); };
 }
 

@@ -15,7 +15,7 @@ Action add_conformance(CLI::App& app) {
       "Each case passes when every output satisfies |got - expected| <= atol + rtol*|expected|\n"
       "(NaN where expected has NaN), with rtol/atol from the folder's index.json (default\n"
       "1e-3/1e-7). Cases using ops, attributes or dtypes lockstep does not support are counted\n"
-      "as unsupported. Exit status: 0 all supported cases pass, 1 some failed, 2 bad usage.");
+      "as unsupported. Exit status: 0 all supported cases pass, 1 some failed, 2 bad usage, 3 internal error.");
   return [o] {
     auto results = run_conformance(o->dir, o->target, o->filter);
     print_scoreboard(std::cout, results);

@@ -82,7 +82,7 @@ Action add_reduce(CLI::App& app) {
              "layout, reference outputs) and OUT/README.md with the exact `lockstep check` command that\n"
              "reproduces the divergence.\n\n"
              "Exit status: 0 the model agrees (nothing written), 1 a diverging model was reduced and\n"
-             "written, 2 bad model, input, option or file.");
+             "written, 2 bad model, input, option or file, 3 internal error (a lockstep bug).");
   return [f] { return reduce(*f); };
 }
 

@@ -99,7 +99,7 @@ Action add_run(CLI::App& app) {
       "not at all, and all of them or none: a failed write leaves the folder as it was.\n"
       "bfloat16 outputs are written as float32 (exact).\n\n") +
       kInputGenerationHelp +
-      "\n\nExit status: 0 success, 2 bad model, input, option or file.");
+      "\n\nExit status: 0 success, 2 bad model, input, option or file, 3 internal error (a lockstep bug).");
   return [o] { return run(*o); };
 }
 

@@ -274,14 +274,21 @@ TEST(Versions, AnIrVersionNewerThanOnnxKnowsIsRefused) {
 // ------------------------------------------------------------------ cache folder
 
 // Runs `lockstep run` on a small model with `env` set; returns its result.
-ProcessResult run_with_env(const std::string& env, const fs::path& dir) {
+// Writes a one-Tanh model and its input into `dir`; returns the `lockstep run` command for it.
+std::vector<std::string> tanh_run(const fs::path& dir) {
   GraphBuilder b;
   b.output(b.op("Tanh", "tanh", {b.input("x", DType::f32, {dim(3)})}));
   save_onnx(b.finish(), (dir / "m.onnx").string());
-  Tensor x(DType::f32, {3});
-  write_npy((dir / "x.npy").string(), x);
-  return run_process({"env", env, testing::lockstep_binary(), "run", (dir / "m.onnx").string(), "--target", "cpu",
-                      "--input", "x=" + (dir / "x.npy").string(), "--out", (dir / "out").string()});
+  write_npy((dir / "x.npy").string(), Tensor(DType::f32, {3}));
+  return {testing::lockstep_binary(), "run", (dir / "m.onnx").string(), "--target", "cpu",
+          "--input", "x=" + (dir / "x.npy").string(), "--out", (dir / "out").string()};
+}
+
+// Runs that command with `env` (NAME=VALUE) set.
+ProcessResult run_with_env(const std::string& env, const fs::path& dir) {
+  std::vector<std::string> argv = {"env", env};
+  for (const std::string& a : tanh_run(dir)) argv.push_back(a);
+  return run_process(argv);
 }
 
 TEST(CacheFolder, AnUnusableCacheRunsUncachedWithAWarning) {
@@ -310,17 +317,12 @@ TEST(CacheFolder, ACacheOnAFullDiskRunsUncachedAndLeavesNoTemporaries) {
   if (run_process({"unshare", "-m", "mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", (tmp.path() / "small").string()})
           .exit_code != 0)
     GTEST_SKIP() << "no private mounts in this sandbox: the full-disk cache is not exercised";
-  GraphBuilder b;
-  b.output(b.op("Tanh", "tanh", {b.input("x", DType::f32, {dim(3)})}));
-  save_onnx(b.finish(), (tmp.path() / "m.onnx").string());
-  write_npy((tmp.path() / "x.npy").string(), Tensor(DType::f32, {3}));
-  std::string small = (tmp.path() / "small").string();
-  std::string script = "mount -t tmpfs -o size=4k tmpfs '" + small + "' && XDG_CACHE_HOME='" + small + "' '" +
-                       testing::lockstep_binary() + "' run '" + (tmp.path() / "m.onnx").string() +
-                       "' --target cpu --input x='" + (tmp.path() / "x.npy").string() + "' --out '" +
-                       (tmp.path() / "out").string() + "'; rc=$?; echo left: $(find '" + small +
-                       "' -name '*.tmp*' | wc -l); exit $rc";
-  ProcessResult r = run_process({"unshare", "-m", "sh", "-c", script});
+  // $0 is the small folder, "$@" the run; the shell only mounts and counts what is left.
+  std::string script = "mount -t tmpfs -o size=4k tmpfs \"$0\" && XDG_CACHE_HOME=\"$0\" \"$@\"; rc=$?; "
+                       "echo left: $(find \"$0\" -name '*.tmp*' | wc -l); exit $rc";
+  std::vector<std::string> argv = {"unshare", "-m", "sh", "-c", script, (tmp.path() / "small").string()};
+  for (const std::string& a : tanh_run(tmp.path())) argv.push_back(a);
+  ProcessResult r = run_process(argv);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("kernel cache was not used"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("left: 0"), std::string::npos) << r.output;

@@ -128,25 +128,22 @@ class Fuser {
         ExprP moved = faulty ? off_by_one(ld) : nullptr;
         return inlined_at(p_, P, moved ? *moved : ld, rank);
       });
-      if (readers.size() == 1) {  // P is gone after this: its lists move on to C
-        std::vector<std::string> extra = extra_names(prod, r);
-        std::vector<std::string> nodes = std::move(P.nodes);
-        nodes.insert(nodes.end(), extra.begin(), extra.end());
-        C.nodes = std::move(nodes);
-        std::unique_ptr<std::unordered_set<std::string>> set = std::move(sets_[prod]);
-        if (set) set->insert(extra.begin(), extra.end());
-        sets_[r] = std::move(set);
-        lists_[r] = lists_[prod] && lists_[prod]->size() >= C.nodes.size() ? lists_[prod] : nullptr;
-        if (lists_[r] && !std::equal(extra.begin(), extra.end(), lists_[r]->begin() + (C.nodes.size() - extra.size())))
-          lists_[r] = nullptr;
-      } else {
-        std::vector<std::string> extra = extra_names(prod, r);
-        std::vector<std::string> nodes = P.nodes;
-        nodes.insert(nodes.end(), extra.begin(), extra.end());
-        C.nodes = std::move(nodes);
+      bool last = readers.size() == 1;  // P is gone after this: its lists move on to C
+      std::vector<std::string> extra = extra_names(prod, r);
+      std::vector<std::string> nodes = last ? std::move(P.nodes) : P.nodes;
+      nodes.insert(nodes.end(), extra.begin(), extra.end());
+      C.nodes = std::move(nodes);
+      if (!last) {
         sets_[r] = nullptr;
         lists_[r] = nullptr;
+        continue;
       }
+      std::unique_ptr<std::unordered_set<std::string>> set = std::move(sets_[prod]);
+      if (set) set->insert(extra.begin(), extra.end());
+      sets_[r] = std::move(set);
+      lists_[r] = lists_[prod] && lists_[prod]->size() >= C.nodes.size() ? lists_[prod] : nullptr;
+      if (lists_[r] && !std::equal(extra.begin(), extra.end(), lists_[r]->begin() + (C.nodes.size() - extra.size())))
+        lists_[r] = nullptr;
     }
     erase(prod);
     for (int r : readers) update_inputs(r);

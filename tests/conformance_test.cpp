@@ -4,7 +4,7 @@
 #include <iostream>
 #include <set>
 
-#include "backend/cuda/cuda_device.h"
+#include "test_util.h"
 #include "verify/conformance.h"
 
 namespace lockstep {
@@ -45,17 +45,13 @@ void expect_all_supported_pass(const std::string& target) {
   }
 }
 
-TEST(Conformance, EverySupportedCasePassesOnRef) { expect_all_supported_pass("ref"); }
+TEST(ConformanceRef, EverySupportedCasePasses) { expect_all_supported_pass("ref"); }
 
 // The compiled targets run the same cases through the shared pipeline (group normalisation and
 // MVN "expanded" cases caught a reduction-var renumbering bug in epilogue fusion).
-TEST(Conformance, EverySupportedCasePassesOnCpu) { expect_all_supported_pass("cpu"); }
+LOCKSTEP_ON_EACH_TARGET(Conformance);
 
-TEST(Conformance, EverySupportedCasePassesOnCuda) {
-  std::string why = cuda::unavailable_reason();
-  if (!why.empty()) GTEST_SKIP() << "conformance not run on cuda: " << why;
-  expect_all_supported_pass("cuda");
-}
+TEST_P(Conformance, EverySupportedCasePasses) { expect_all_supported_pass(GetParam()); }
 
 }  // namespace
 }  // namespace lockstep

@@ -62,7 +62,7 @@ TEST(CpuBackend, CorruptCacheEntryIsRebuiltWithAWarning) {
   std::string first = run_cli(model, dir / "cache");
   fs::path so;
   for (const auto& e : fs::recursive_directory_iterator(dir / "cache"))
-    if (e.path().extension() == ".so") so = e.path();
+    if (e.path().extension() == ".bin") so = e.path();
   ASSERT_FALSE(so.empty());
   {  // a damaged entry, as a crash or a full disk might leave it
     std::ofstream(so.string() + ".bad", std::ios::binary) << "not an object file";

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "backend/cuda/cuda_api.h"
-#include "backend/cuda/device_layout.h"
+#include "runtime/device_layout.h"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/nvrtc_compiler.h"
 #include "codegen/cuda_printer.h"
@@ -118,47 +118,17 @@ TEST(CudaCodegen, NvrtcRejectionIsAnErrorWithTheLog) {
 }
 
 // Sets XDG_CACHE_HOME to a fresh folder for one test.
-struct TempCache {
-  fs::path dir = fs::temp_directory_path() / ("lockstep-cuda-cache-" + std::to_string(::getpid()));
-  std::string old;
-  bool had = false;
-  TempCache() {
-    if (const char* v = std::getenv("XDG_CACHE_HOME")) old = v, had = true;
-    fs::remove_all(dir);
-    setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  }
-  ~TempCache() {
-    had ? setenv("XDG_CACHE_HOME", old.c_str(), 1) : unsetenv("XDG_CACHE_HOME");
-    fs::remove_all(dir);
-  }
-};
 
 const char* kSrcA = "extern \"C\" __global__ void k0(float* b0) { b0[threadIdx.x] = 1.0f; }\n";
-const char* kSrcB = "extern \"C\" __global__ void k0(float* b0) { b0[threadIdx.x] = 2.0f; }\n";
 
-TEST(CudaCodegen, CacheIsKeyedByContentNotName) {
+// The architecture, NVRTC's version and its options are the compiler's identity, so they are
+// in the kernel cache's key (runtime/kernel_cache.h; its own tests: kernel_cache_test.cpp).
+TEST(CudaCodegen, NvrtcIdentityNamesTheArchitecture) {
   NEED_NVRTC();
-  TempCache tc;
-  auto a = cuda::cached_device_code(kSrcA, 90, true);
-  auto b = cuda::cached_device_code(kSrcB, 90, true);  // same kernel name, other body
-  EXPECT_NE(a->key, b->key);
-  EXPECT_NE(a->image, b->image);
-  EXPECT_EQ(cuda::cached_device_code(kSrcA, 90, true)->image, a->image);
-  EXPECT_NE(cuda::cached_device_code(kSrcA, 80, true)->key, a->key);  // the architecture is in the key
-  EXPECT_TRUE(fs::exists(fs::path(cuda::cuda_cache_dir()) / (a->key + ".bin")));
-}
-
-TEST(CudaCodegen, CorruptDiskEntryIsRebuilt) {
-  NEED_NVRTC();
-  TempCache tc;
-  // A source seen by no other test, so the in-memory cache cannot answer.
-  std::string src = std::string(kSrcA) + "// corrupt-entry test " + std::to_string(::getpid()) + "\n";
-  std::string want = cuda::nvrtc_compile(src, 90).image;
-  std::string key = cuda::nvrtc_compile(src, 90).key;
-  fs::create_directories(cuda::cuda_cache_dir());
-  fs::path file = fs::path(cuda::cuda_cache_dir()) / (key + ".bin");
-  std::ofstream(file, std::ios::binary) << "lockstep-cuda-1\ncubin\nsm_90\n" << std::string(64, '0') << "\ngarbage";
-  EXPECT_EQ(cuda::cached_device_code(src, 90, true)->image, want);
+  cuda::NvrtcCompiler sm90(90), sm80(80);
+  EXPECT_NE(sm90.identity(), sm80.identity());
+  EXPECT_NE(sm90.identity().find("--fmad=false"), std::string::npos) << sm90.identity();
+  EXPECT_EQ(sm90.compile(kSrcA), cuda::nvrtc_compile(kSrcA, 90).image);
 }
 
 kir::Kernel named_kernel() {
@@ -209,7 +179,7 @@ TEST(CudaLayout, CheckedRegionsAreAlignedGuardedAndDisjoint) {
   kir::Plan p = plan_for(g, vits::seed_inputs(g, 1024));
   MemoryPlan m = plan_memory(p);
   for (bool checked : {false, true}) {
-    cuda::DeviceLayout l = cuda::layout_device_memory(p, m, checked);
+    DeviceLayout l = layout_device_memory(p, m, checked);
     EXPECT_EQ(l.guard, checked ? 4096 : 0);
     for (size_t a = 0; a < l.regions.size(); ++a) {
       const auto& r = l.regions[a];

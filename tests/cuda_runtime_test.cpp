@@ -1,5 +1,5 @@
-// The CUDA target on a device: hand-computed values, uploads through a tiny staging pool,
-// constants read back, CUDA graphs against plain launches, per-group capture. Every test
+// The CUDA target on a device: hand-computed values, CUDA graphs against plain launches,
+// per-group capture (the staging pool's tests run on every target: staging_test.cpp). Every test
 // skips with the reason when this machine cannot run CUDA kernels.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,8 @@
 
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_device.h"
-#include "backend/cuda/staging_pool.h"
+#include "test_util.h"
+#include "verify/planted_fault.h"
 #include "core/error.h"
 #include "graph/builder.h"
 #include "verify/parity.h"
@@ -20,7 +21,7 @@ namespace {
 
 #define NEED_DEVICE()                                                                      \
   do {                                                                                     \
-    std::string why = cuda::unavailable_reason();                                          \
+    std::string why = testing::cannot_run("cuda");                                         \
     if (!why.empty()) GTEST_SKIP() << "CUDA execution not checked here: " << why;          \
   } while (0)
 
@@ -52,7 +53,7 @@ TEST(CudaRun, HalfRoundingIsIeeeNearestEven) {
                              65504.0f, 2048.0f};
   for (bool graph : {false, true}) {
     CompileOptions o;
-    o.cuda_graph = graph;
+    o.replay = graph;
     std::vector<float> got = values(compile(g, "cuda", o)->run({{"x", floats({8}, in)}})[0]);
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << "element " << k << " graph " << graph;
   }
@@ -109,67 +110,12 @@ std::string sha_of_run(const Graph& g, const TensorMap& in, const CompileOptions
   return tensor_sha256(compile(g, "cuda", o)->run(in)[0]);
 }
 
-TEST(CudaStaging, TinyPoolGivesTheSameBytesAndWaitsBeforeEveryReuse) {
-  NEED_DEVICE();
-  SmallDecoder d;
-  size_t weights = 0;
-  for (const Value& v : d.g.values) weights += v.initializer && v.initializer->numel() > 1;
-  EXPECT_GT(weights, 200u);
-  std::string want = sha_of_run(d.g, d.in, CompileOptions{});
-  CompileOptions tiny;
-  tiny.staging_slots = 2;
-  tiny.staging_slot_bytes = 4096;  // most weights are larger: chunked through two slots
-  cuda::StagingPool& pool = cuda::Device::get()->staging(2, 4096);
-  cuda::StagingPool::Stats before = pool.stats();
-  EXPECT_EQ(sha_of_run(d.g, d.in, tiny), want);
-  cuda::StagingPool::Stats after = pool.stats();
-  EXPECT_GT(after.reuses - before.reuses, 200);
-  EXPECT_EQ(after.waits - before.waits, after.reuses - before.reuses);
-  EXPECT_EQ(after.allocated, 2);
-  // A second compile in the same process, with the ring mid-way, is still exact.
-  EXPECT_EQ(sha_of_run(d.g, d.in, tiny), want);
-}
-
-TEST(CudaStaging, ConstantsReadBackMatchTheHostBytes) {
-  NEED_DEVICE();
-  SmallDecoder d;
-  CompileOptions o;
-  o.staging_slots = 3;
-  o.staging_slot_bytes = 1000;  // chunks that do not divide any tensor evenly
-  o.verify_constants = true;    // throws on a mismatch
-  auto p = compile(d.g, "cuda", o);
-  p->prepare(d.in);
-  std::vector<Program::ConstantCheck> checks = p->check_constants();
-  EXPECT_GT(checks.size(), 200u);
-  for (const auto& c : checks) EXPECT_EQ(c.resident_sha256, c.host_sha256) << c.value;
-}
-
-// The fault docs/why.md describes: slots rewritten before their copies ran. The output goes
-// wrong and --verify-constants names a corrupted constant.
-TEST(CudaStaging, ReuseFaultCorruptsAndVerifyConstantsCatchesIt) {
-  NEED_DEVICE();
-  SmallDecoder d;
-  std::string want = sha_of_run(d.g, d.in, CompileOptions{});
-  CompileOptions o;
-  o.staging_slots = 2;
-  o.staging_slot_bytes = 4096;
-  o.fault = "staging-reuse";
-  EXPECT_NE(sha_of_run(d.g, d.in, o), want);
-  o.verify_constants = true;
-  try {
-    compile(d.g, "cuda", o)->prepare(d.in);
-    FAIL() << "expected the corrupted upload to be reported";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("differs from the host bytes"), std::string::npos) << e.what();
-  }
-}
-
 // kernel:NODE is planted by the shared pipeline, so cuda carries it like cpu: the output moves.
 TEST(CudaFaults, KernelFaultChangesTheOutput) {
   NEED_DEVICE();
   SmallDecoder d;
   CompileOptions o;
-  o.fault = "kernel:/dec/conv_pre/Conv";
+  o.fault = plant_fault("kernel:/dec/conv_pre/Conv");
   EXPECT_NE(sha_of_run(d.g, d.in, o), sha_of_run(d.g, d.in, CompileOptions{}));
 }
 
@@ -177,7 +123,7 @@ TEST(CudaGraph, ReplayGivesTheSameBytesAsPlainLaunches) {
   NEED_DEVICE();
   SmallDecoder d;
   CompileOptions plain, graph, checked;
-  plain.cuda_graph = false;
+  plain.replay = false;
   checked.checked = true;  // poisoning and guards go into the captured graph too
   auto p = compile(d.g, "cuda", graph);
   std::string first = tensor_sha256(p->run(d.in)[0]);
@@ -207,7 +153,7 @@ TEST(CudaCapture, LastGroupIsTheOutput) {
 TEST(CudaTarget, WithoutADeviceRunSaysWhy) {
   std::string why;
   if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not loadable: " << why;
-  if (cuda::Device::get()) GTEST_SKIP() << "a CUDA device is present; the no-device message is not shown";
+  if (cuda::Gpu::get()) GTEST_SKIP() << "a CUDA device is present; the no-device message is not shown";
   SmallDecoder d;
   auto p = compile(d.g, "cuda");
   p->prepare(d.in);  // NVRTC alone compiles

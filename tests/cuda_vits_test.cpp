@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <map>
 
-#include "backend/cuda/cuda_device.h"
+#include "test_util.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 #define NEED_DEVICE()                                                             \
   do {                                                                            \
-    std::string why = cuda::unavailable_reason();                                 \
+    std::string why = testing::cannot_run("cuda");                                     \
     if (!why.empty()) GTEST_SKIP() << "CUDA execution not checked here: " << why; \
   } while (0)
 
@@ -116,7 +116,7 @@ TEST_P(CudaVits, EightCompilesInOneProcessGiveIdenticalBytes) {
   for (int k = 0; k < 8; ++k) {
     CompileOptions o;
     o.use_cache = k != 1;  // once with NVRTC anew, bypassing both caches
-    o.cuda_graph = k % 4 < 2;
+    o.replay = k % 4 < 2;
     EXPECT_EQ(tensor_sha256(run_cuda(c, o)[0]), want) << c.name << " compile " << k;
   }
   in_process_sha()[c.name] = want;
@@ -168,7 +168,7 @@ TEST(CudaVitsTiming, DecoderRunTime) {
   double per_run[2] = {0, 0};
   for (bool graph : {true, false}) {
     CompileOptions o;
-    o.cuda_graph = graph;
+    o.replay = graph;
     auto p = compile(c.g, "cuda", o);
     auto t = clock::now();
     p->prepare(c.in);

@@ -3,32 +3,24 @@
 
 #include <iostream>
 
-#include "backend/cuda/cuda_device.h"
+#include "test_util.h"
 #include "verify/harness.h"
 
 namespace lockstep {
 namespace {
 
-TEST(Harness, EveryOpCaseAgreesWithRefOnCpu) {
-  int passed = 0;
-  for (const OpCase& c : standard_cases()) {
-    CaseOutcome r = run_case(c, "cpu");
-    EXPECT_EQ(r.status, CaseOutcome::Passed) << c.name << ": " << r.detail;
-    passed += r.status == CaseOutcome::Passed;
-  }
-  std::cout << "harness on cpu: " << passed << " of " << standard_cases().size() << " cases agree with ref\n";
-}
+// Every compiled target in the registry, skipped with the reason where one cannot run.
+LOCKSTEP_ON_EACH_TARGET(Harness);
 
-TEST(Harness, EveryOpCaseAgreesWithRefOnCuda) {
-  std::string why = cuda::unavailable_reason();
-  if (!why.empty()) GTEST_SKIP() << "harness not run on cuda: " << why;
+TEST_P(Harness, EveryOpCaseAgreesWithRef) {
   int passed = 0;
   for (const OpCase& c : standard_cases()) {
-    CaseOutcome r = run_case(c, "cuda");
+    CaseOutcome r = run_case(c, GetParam());
     EXPECT_EQ(r.status, CaseOutcome::Passed) << c.name << ": " << r.detail;
     passed += r.status == CaseOutcome::Passed;
   }
-  std::cout << "harness on cuda: " << passed << " of " << standard_cases().size() << " cases agree with ref\n";
+  std::cout << "harness on " << GetParam() << ": " << passed << " of " << standard_cases().size()
+            << " cases agree with ref\n";
 }
 
 }  // namespace

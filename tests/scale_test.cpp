@@ -4,7 +4,7 @@
 // speed itself is never asserted here (Scale.ChainOf10000Nodes is the "heavy" ctest entry).
 //
 // The chain as an ONNX file, for timing the CLI:
-//   LOCKSTEP_CHAIN_N=10000 LOCKSTEP_CHAIN_OUT=/tmp/chain10k.onnx \
+//   LOCKSTEP_CHAIN_N=10000 LOCKSTEP_CHAIN_OUT=/tmp/chain10k.onnx (then, on the same line)
 //     lockstep_tests --gtest_also_run_disabled_tests --gtest_filter=Scale.DISABLED_WriteChain
 #include <gtest/gtest.h>
 

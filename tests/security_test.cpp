@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/cuda/cuda_api.h"
 #include "backend/cuda/nvrtc_compiler.h"
 #include "codegen/c_printer.h"
 #include "codegen/cuda_printer.h"

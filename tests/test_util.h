@@ -2,13 +2,16 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
-#include "backend/cuda/cuda_device.h"
 #include "core/error.h"
 #include "passes/pipeline.h"
+#include "runtime/target.h"
 
 namespace lockstep::testing {
 
@@ -34,9 +37,31 @@ inline kir::Plan plan_for(const Graph& g, const TensorMap& in) {
   return run_pipeline(g, specialisation_for(g, in), PipelineOptions{}).plan;
 }
 
-// Why `target` cannot execute in this process ("" when it can): CI has no GPU.
+// Why `target` cannot execute in this process ("" when it can): CI has no GPU. Asked once
+// per target: finding out may start a driver.
 inline std::string cannot_run(const std::string& target) {
-  return target == "cuda" ? cuda::unavailable_reason() : "";
+  static std::map<std::string, std::string> known;
+  auto it = known.find(target);
+  if (it != known.end()) return it->second;
+  const TargetInfo* t = find_target(target);
+  return known[target] = t ? unavailable_reason(*t) : "target '" + target + "' is not registered";
+}
+
+// Every registered target that compiles (all but the reference), from the registry: the
+// parameters of the per-target suites.
+inline std::vector<std::string> compiled_targets() {
+  std::vector<std::string> names;
+  for (const TargetInfo* t : targets())
+    if (!t->make_program) names.push_back(t->name);
+  return names;
+}
+
+// Why `target` skips test suite `suite` ("" when it runs it), as the target lists it.
+inline std::string skipped_suite(const std::string& target, const std::string& suite) {
+  const TargetInfo* t = find_target(target);
+  for (const auto& [name, why] : t ? t->skips : decltype(t->skips){})
+    if (name == suite) return why;
+  return "";
 }
 
 }  // namespace lockstep::testing
@@ -50,16 +75,31 @@ inline std::string cannot_run(const std::string& target) {
 
 namespace lockstep::testing {
 
-// A parameterised test run on each target, skipped with the reason where one cannot run.
+// A parameterised test run on each registered target, skipped with the reason where one
+// cannot run or lists the suite among those it skips.
 class OnEachTarget : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { SKIP_UNLESS_RUNS(GetParam()); }
+  void SetUp() override {
+    SKIP_UNLESS_RUNS(GetParam());
+    std::string suite = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name();
+    std::string why = skipped_suite(GetParam(), suite.substr(suite.find('/') + 1));
+    if (!why.empty()) GTEST_SKIP() << GetParam() << " skips " << suite << ": " << why;
+  }
 };
+
+// A test name for a target name ("a-b" -> "a_b"): gtest allows only letters, digits and _.
+inline std::string param_name(const std::string& target) {
+  std::string s = target;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
 
 }  // namespace lockstep::testing
 
-// Declares test suite `Suite` for TEST_P, instantiated as Targets/Suite.NAME/cpu and .../cuda.
-#define LOCKSTEP_ON_EACH_TARGET(Suite)                                                   \
-  class Suite : public ::lockstep::testing::OnEachTarget {};                             \
-  INSTANTIATE_TEST_SUITE_P(Targets, Suite, ::testing::Values("cpu", "cuda"),             \
-                           [](const auto& i) { return std::string(i.param); })
+// Declares test suite `Suite` for TEST_P, instantiated as Targets/Suite.NAME/<target> for
+// every compiled target in the registry (a test may register its own).
+#define LOCKSTEP_ON_EACH_TARGET(Suite)                                                             \
+  class Suite : public ::lockstep::testing::OnEachTarget {};                                       \
+  INSTANTIATE_TEST_SUITE_P(Targets, Suite, ::testing::ValuesIn(::lockstep::testing::compiled_targets()), \
+                           [](const auto& i) { return ::lockstep::testing::param_name(i.param); })

@@ -142,15 +142,14 @@ TEST_P(CheckFaults, EachFaultClassIsDetectedByItsRow) {
     std::vector<std::string> failing;  // "output" or stage names
     bool only = true;                  // no other row may fail
   };
-  // cpu: a constant is overwritten after its first reader, so run 2 differs, and unwritten
-  // memory is fresh (zero) each run. cuda: the upload itself is corrupted, where depending on
-  // the staging ring's position (which other compiles move), and unwritten device memory holds
-  // what the last run left: more rows may differ, but these must.
+  // staging-reuse corrupts an upload on every target, where depending on the staging ring's
+  // position (which other compiles move): more rows may differ, but these must. uninit: cpu
+  // memory starts zeroed, device memory holds what the last run left.
   std::vector<Case> cases = {
       {"kernel:/flow/flows.6/enc/in_layers.0/Conv", {"output"}},
       {"uninit:/flow/flows.6/enc/in_layers.0/Conv", {"output"}, cpu},
       {"pass:6", {"output"}},  // #6 fuse-epilogue of /flow/flows.6/pre/Conv
-      {"staging-reuse", cpu ? std::vector<std::string>{"run-to-run", "constants"} : std::vector<std::string>{"output", "constants"}, cpu},
+      {"staging-reuse", {"output", "constants"}, false},
       {"cache-by-name", {"A-B-A"}},
   };
   for (const Case& c : cases) {
@@ -159,7 +158,7 @@ TEST_P(CheckFaults, EachFaultClassIsDetectedByItsRow) {
                                      "--fresh", "1", "--inject-fault", c.fault, "--json", json.string()};
     // The 15-node cut's constants fit the default ring of 64 slots, so no slot would be reused
     // within the upload; a ring of 4 wraps, as the decoder's 300-odd uploads wrap the default.
-    if (!cpu && c.fault == "staging-reuse") args.insert(args.end(), {"--staging-slots", "4"});
+    if (c.fault == "staging-reuse") args.insert(args.end(), {"--staging-slots", "4"});
     CliResult r = lockstep(args);
     EXPECT_EQ(r.status, 1) << c.fault << "\n" << r.out << r.err;
     nlohmann::json j = nlohmann::json::parse(slurp(json));

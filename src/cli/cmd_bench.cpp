@@ -10,13 +10,14 @@
 #include "core/error.h"
 #include "frontend/npy.h"
 #include "verify/parity.h"
+#include "runtime/target.h"
 
 namespace lockstep::cli {
 
 namespace {
 
 struct BenchFlags {
-  std::string model, target = "cpu", json;
+  std::string model, target = default_target(), json;
   InputSpec inputs;
   CompileFlags compile;
   int runs = 20, warmup = 3, top = 15;
@@ -129,7 +130,7 @@ int bench(const BenchFlags& f) {
 Action add_bench(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
-  app.add_option("--target", f->target, "The target to time")->capture_default_str();
+  app.add_option("--target", f->target, targets_help("The target to time"))->capture_default_str();
   add_input_flags(app, f->inputs);
   app.add_option("--runs", f->runs, "Timed runs")->capture_default_str();
   app.add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
@@ -142,8 +143,8 @@ Action add_bench(CLI::App& app) {
       "kernel cache), the first run, then --runs runs after --warmup, each end to end as a user\n"
       "calls it: inputs copied in, every kernel, outputs copied out. Wall clock (steady_clock).\n"
       "Every run's output bytes are hashed and compared with the first run's.\n"
-      "--per-kernel: one more run with each kernel timed (cpu: wall clock around the kernel;\n"
-      "cuda: events on the stream around each launch, plain launches, no CUDA graph).\n\n"
+      "--per-kernel: one more run with each kernel timed by the device's own clock where it has\n"
+      "one (GPU events around each launch, plain launches, no replay), else the wall clock.\n\n"
       "Exit status: 0 every run gave the same bytes, 1 a run gave other bytes, 2 bad model,\n"
       "input, option or file, 3 internal error (a lockstep bug).");
   return [f] { return bench(*f); };

@@ -7,13 +7,14 @@
 #include "core/error.h"
 #include "verify/bisect.h"
 #include "verify/faults.h"
+#include "runtime/target.h"
 
 namespace lockstep::cli {
 
 namespace {
 
 struct BisectFlags : VerifyFlags {
-  std::string target = "cpu", by = "all";
+  std::string target = default_target(), by = "all";
   bool cuts = false;
 };
 
@@ -41,7 +42,7 @@ int bisect(const BisectFlags& f) {
 Action add_bisect(CLI::App& app) {
   auto f = std::make_shared<BisectFlags>();
   add_verify_flags(app, *f, true);
-  app.add_option("--target", f->target, "The target to bisect")->capture_default_str();
+  app.add_option("--target", f->target, targets_help("The target to bisect"))->capture_default_str();
   app.add_option("--by", f->by, "node | pass | stage | all")->capture_default_str();
   app.add_flag("--cuts", f->cuts, "Node mode by prefix cuts at node outputs instead of capturing the compiled program");
   add_compile_flags(app, f->compile);

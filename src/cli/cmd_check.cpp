@@ -14,6 +14,8 @@
 #include "frontend/onnx_import.h"
 #include "verify/check.h"
 #include "verify/faults.h"
+#include "verify/planted_fault.h"
+#include "runtime/target.h"
 #include "verify/parity.h"
 
 namespace lockstep::cli {
@@ -89,10 +91,8 @@ std::vector<std::string> split_targets(const std::string& list) {
   std::vector<std::string> out;
   std::stringstream ss(list);
   std::string t;
-  auto known = known_targets();
   while (std::getline(ss, t, ',')) {
-    if (std::find(known.begin(), known.end(), t) == known.end())
-      throw Error("unknown target '" + t + "' (known: ref, cpu, cuda, opencl, metal)");
+    if (!find_target(t)) throw Error("unknown target '" + t + "' (known: " + target_names() + ")");
     out.push_back(t);
   }
   if (out.empty()) throw Error("--targets: give at least one target");
@@ -121,7 +121,7 @@ void add_verify_flags(CLI::App& app, VerifyFlags& f, bool reports) {
 VerifyRun start_verify(const VerifyFlags& f) {
   VerifyRun v;
   v.subject = load_subject(f.model, f.inputs);
-  check_fault_applies(f.compile.options.fault, v.subject.graph);
+  check_fault_applies(fault_spec(f.compile.options.fault), v.subject.graph);
   v.tol = parse_tolerances(f.tol, v.subject.graph);
   v.process = {self_binary(), v.subject.model_args};
   if (!f.aba.empty()) v.b = load_subject(f.aba, f.inputs);
@@ -150,7 +150,7 @@ int finish_verify(Report& r, const VerifyRun& v, const VerifyFlags& f) {
 namespace {
 
 struct CheckFlags : VerifyFlags {
-  std::string targets = "cpu";
+  std::string targets = default_target();
   int fresh = 2, repeat = 2;
   bool sha_only = false;
 };
@@ -182,7 +182,7 @@ int check(const CheckFlags& f) {
 Action add_check(CLI::App& app) {
   auto f = std::make_shared<CheckFlags>();
   add_verify_flags(app, *f, true);
-  app.add_option("--targets", f->targets, "Comma-separated targets to check (cpu, cuda, ...)")->capture_default_str();
+  app.add_option("--targets", f->targets, targets_help("Comma-separated targets to check"))->capture_default_str();
   app.add_option("--fresh", f->fresh, "Fresh processes whose output SHA-256 must match")->capture_default_str();
   app.add_option("--repeat", f->repeat, "In-process compiles whose output SHA-256 must match")->capture_default_str();
   app.add_flag("--sha-only", f->sha_only, "Only print each output's SHA-256 (what fresh processes report)");

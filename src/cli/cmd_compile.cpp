@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_import.h"
+#include "runtime/target.h"
 
 namespace lockstep::cli {
 
@@ -19,13 +20,14 @@ namespace fs = std::filesystem;
 namespace {
 
 struct CompileCmd {
-  std::string model, target = "cpu", emit_source;
+  std::string model, target = default_target(), emit_source;
   InputSpec inputs;
   CompileFlags compile;
 };
 
 int compile_model(const CompileCmd& o) {
-  if (o.target == "ref") throw Error("target 'ref' interprets the graph; there is nothing to compile");
+  if (const TargetInfo* t = find_target(o.target); t && t->make_program)
+    throw Error("target '" + o.target + "' is not compiled: there is nothing to compile");
   // A new or empty folder, made and probed before any work; removed again if the command fails.
   std::optional<OutputDir> out_dir;
   if (!o.emit_source.empty()) out_dir.emplace(o.emit_source, "--emit-source folder", true);
@@ -51,7 +53,7 @@ int compile_model(const CompileCmd& o) {
 Action add_compile(CLI::App& app) {
   auto o = std::make_shared<CompileCmd>();
   app.add_option("model", o->model, "ONNX model file")->required();
-  app.add_option("--target", o->target, "Target to compile for")->capture_default_str();
+  app.add_option("--target", o->target, targets_help("Target to compile for"))->capture_default_str();
   app.add_option("--emit-source", o->emit_source, "Folder to write the generated source into, one file per kernel (a new or empty "
                  "folder; all files or none are written)");
   add_input_flags(app, o->inputs);

@@ -9,7 +9,7 @@ Action add_conformance(CLI::App& app) {
   struct Opts { std::string dir, target = "ref", filter; };
   auto o = std::make_shared<Opts>();
   app.add_option("dir", o->dir, "Folder of cases in ONNX's backend-test layout")->required();
-  app.add_option("--target", o->target, "Target to run the cases on")->capture_default_str();
+  app.add_option("--target", o->target, targets_help("Target to run the cases on"))->capture_default_str();
   app.add_option("--filter", o->filter, "Only cases whose name contains this text");
   app.footer(
       "Each case passes when every output satisfies |got - expected| <= atol + rtol*|expected|\n"

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "frontend/onnx_import.h"
 #include "ops/op.h"
+#include "runtime/target.h"
 
 namespace lockstep::cli {
 
@@ -123,11 +124,25 @@ void print_summary(const std::string& path, const onnx::ModelProto& m) {
   print_files(path, gp);
 }
 
+// Every registered target: what it is, and whether it runs here (and why not).
+void print_targets() {
+  for (const TargetInfo* t : targets()) {
+    std::string why = unavailable_reason(*t);
+    std::cout << t->name << ": " << t->summary << "\n  " << (why.empty() ? "runs here" : "cannot run here: " + why) << "\n";
+    if (t->desc.gpu)
+      std::cout << "  limits: " << t->desc.max_group_threads << " threads per group, " << t->desc.shared_bytes
+                << " bytes of shared memory, " << t->desc.max_buffer_args << " buffer arguments per kernel\n";
+    for (const auto& [suite, reason] : t->skips) std::cout << "  skips " << suite << ": " << reason << "\n";
+  }
+}
+
 }  // namespace
 
 Action add_info(CLI::App& app) {
   auto path = std::make_shared<std::string>();
-  app.add_option("model", *path, "ONNX model file")->required();
+  auto list = std::make_shared<bool>(false);
+  app.add_option("model", *path, "ONNX model file");
+  app.add_flag("--targets", *list, "List every target, and why it cannot run here when it cannot");
   app.footer(
       "Prints the model's IR version, opset imports, producer, inputs and outputs with their\n"
       "dtypes and shapes (symbolic dims by name, ? when unknown), node count, op counts (most\n"
@@ -136,7 +151,12 @@ Action add_info(CLI::App& app) {
       "resolved; a location outside the model's folder is refused). The model is then imported\n"
       "and validated; a problem is reported\n"
       "on stderr with exit status 2.");
-  return [path] {
+  return [path, list] {
+    if (*list) print_targets();
+    if (path->empty()) {
+      if (*list) return kExitOk;
+      throw Error("info: give a model file, or --targets");
+    }
     onnx::ModelProto m = read_model_proto(*path);
     print_summary(*path, m);
     std::cout.flush();

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "verify/faults.h"
 #include "verify/reduce.h"
+#include "runtime/target.h"
 
 namespace lockstep::cli {
 
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ReduceFlags : VerifyFlags {
-  std::string target = "cpu", out;
+  std::string target = default_target(), out;
   int max_compiles = 64;
 };
 
@@ -69,7 +70,7 @@ int reduce(const ReduceFlags& f) {
 Action add_reduce(CLI::App& app) {
   auto f = std::make_shared<ReduceFlags>();
   add_verify_flags(app, *f, false);
-  app.add_option("--target", f->target, "The target that diverges")->capture_default_str();
+  app.add_option("--target", f->target, targets_help("The target that diverges"))->capture_default_str();
   app.add_option("-o,--out", f->out, "Folder to write the reduced bundle into")->required();
   app.add_option("--max-compiles", f->max_compiles, "Stop the search after this many compiles")->capture_default_str();
   add_compile_flags(app, f->compile);

@@ -14,6 +14,7 @@
 #include "frontend/onnx_import.h"
 #include "runtime/program.h"
 #include "verify/faults.h"
+#include "verify/planted_fault.h"
 
 namespace lockstep::cli {
 
@@ -53,12 +54,12 @@ int run(const RunOpts& o) {
   std::optional<OutputDir> out_dir;
   if (!o.out.empty()) out_dir.emplace(o.out, "output folder", false);
   Graph g = load_quietly([&] { return load_onnx(o.model); });
-  check_fault_applies(o.compile.options.fault, g);
+  check_fault_applies(fault_spec(o.compile.options.fault), g);
   std::vector<std::string> paths = o.out.empty() ? std::vector<std::string>{} : output_paths(g, o.out);
   TensorMap inputs = make_inputs(g, o.inputs);
   std::unique_ptr<Program> program = compile(g, o.target, o.compile.options);
   std::vector<Tensor> outs = program->run(inputs);
-  check_pass_fault(o.compile.options.fault, program->pass_log());
+  check_pass_fault(fault_spec(o.compile.options.fault), program->pass_log());
   if (o.compile.print_pass_log) print_pass_log(*program);
   // All outputs or none: each goes to a temporary beside its file first; only when every one
   // is written are they renamed into place (an earlier run's files stay as they were otherwise).
@@ -86,7 +87,7 @@ int run(const RunOpts& o) {
 Action add_run(CLI::App& app) {
   auto o = std::make_shared<RunOpts>();
   app.add_option("model", o->model, "ONNX model file")->required();
-  app.add_option("--target", o->target, "Target to run on (ref: the float64 reference interpreter)")
+  app.add_option("--target", o->target, targets_help("Target to run on; ref is the float64 reference interpreter"))
       ->capture_default_str();
   add_input_flags(app, o->inputs);
   app.add_option("--out", o->out, "Folder to write one .npy per output into (created if missing)");

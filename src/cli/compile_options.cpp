@@ -3,7 +3,9 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "runtime/target.h"
 #include "verify/faults.h"
+#include "verify/planted_fault.h"
 
 namespace lockstep::cli {
 
@@ -20,15 +22,17 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
   app.add_flag("--no-cache{false}", o.use_cache, "Neither read nor write the on-disk kernel cache");
   app.add_flag("--checked", o.checked,
                "Sentinels around buffers, NaN-poisoned dead memory and a proof that live buffers never overlap");
-  app.add_flag("--cuda-graph,!--no-cuda-graph", o.cuda_graph,
-               "cuda: capture the plan once as a CUDA graph and replay it (default on)");
+  app.add_flag("--replay,!--no-replay", o.replay,
+               "Capture the plan once and replay it where the device can (CUDA graphs; default on)");
   app.add_flag("--verify-constants", o.verify_constants,
-               "GPU targets: read every constant back after upload and compare its SHA-256 with the host bytes");
-  app.add_option("--staging-slots", o.staging_slots, "GPU targets: pinned staging buffers for uploads")
+               "Read every constant back after upload and compare its SHA-256 with the host bytes");
+  app.add_option("--staging-slots", o.staging_slots, "Host staging buffers uploads go through (pinned on GPUs)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--staging-slot-bytes", o.staging_slot_bytes, "GPU targets: bytes per staging buffer")
+  app.add_option("--staging-slot-bytes", o.staging_slot_bytes, "Bytes per staging buffer")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--inject-fault", o.fault, std::string("KIND[:WHERE] ") + kFaultHelp)
+  app.add_option_function<std::string>(
+         "--inject-fault", [&o](const std::string& spec) { o.fault = plant_fault(spec); },
+         std::string("KIND[:WHERE] ") + kFaultHelp)
       ->check([](const std::string& spec) {
         try {
           parse_fault(spec);
@@ -39,6 +43,8 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
         }
       });
 }
+
+std::string targets_help(const std::string& what) { return what + " (" + target_names() + ")"; }
 
 void print_pass_log(const Program& p) {
   for (const std::string& line : p.pass_log()) std::cout << line << "\n";

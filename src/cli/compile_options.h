@@ -13,6 +13,9 @@ struct CompileFlags {
 
 void add_compile_flags(CLI::App& app, CompileFlags& f);
 
+// `what` and the registered targets, for the help of --target and --targets.
+std::string targets_help(const std::string& what);
+
 // Prints "#N pass: what (nodes)" for each pass application of the program's last compile.
 void print_pass_log(const Program& p);
 

@@ -15,7 +15,6 @@
 #include <unordered_set>
 
 #include "passes/passes.h"
-#include "verify/faults.h"
 
 namespace lockstep {
 
@@ -125,7 +124,7 @@ class Fuser {
       Kernel& C = p_.kernels[r];
       int rank = static_cast<int>(p_.buffers[C.out].shape.size());
       C.body = replace_loads(C.body, P.out, [&](const Expr& ld) {
-        ExprP moved = faulty ? off_by_one(ld) : nullptr;
+        ExprP moved = faulty ? pm_.fault->corrupt_load(ld) : nullptr;
         return inlined_at(p_, P, moved ? *moved : ld, rank);
       });
       bool last = readers.size() == 1;  // P is gone after this: its lists move on to C

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kernel/fault_hooks.h"
+
 namespace lockstep {
 
 // The ONNX nodes of one application. A fusion names every node merged so far, so along a
@@ -50,10 +52,10 @@ class PassManager {
   int applied_count() const;
   // Called after each applied application (IR verifier, IR dump); may throw.
   std::function<void(const PassRecord&)> after_each;
-  // Test aid (--inject-fault pass:N): application N carries a planted bug.
-  int fault_at = -1;
+  // Test aid (--inject-fault pass:N): the planted bug, or null.
+  const FaultHooks* fault = nullptr;
   // Whether the application just granted is the one with the planted bug.
-  bool faulty() const { return fault_at > 0 && !log_.empty() && log_.back().applied && log_.back().number == fault_at; }
+  bool faulty() const { return fault && !log_.empty() && log_.back().applied && fault->corrupts_pass(log_.back().number); }
 
  private:
   int limit_;

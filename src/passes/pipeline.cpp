@@ -8,7 +8,6 @@
 #include "kernel/lower.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
-#include "verify/faults.h"
 
 namespace lockstep {
 
@@ -132,8 +131,7 @@ void verify_plan(const Plan& p) {
 PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,
                             const std::vector<const RefTensor*>& values) {
   PassManager pm(opts.pass_limit);
-  Fault fault = parse_fault(opts.fault);
-  if (fault.kind == Fault::Pass) pm.fault_at = fault.pass;
+  pm.fault = opts.fault;
   Graph g = input;
   Plan* plan = nullptr;
   // The observer runs only when it has something to do: the kernel passes keep their
@@ -163,7 +161,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   fuse_elementwise(result.plan, pm);
   remove_dead_kernels(result.plan);
   verify_plan(result.plan);
-  plant_kernel_fault(result.plan, fault);  // after the passes, so every target prints it
+  if (opts.fault) opts.fault->plan_ready(result.plan);  // after the passes, so every target prints it
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
   result.log = pm.log();
   return result;

@@ -8,6 +8,7 @@
 #include "graph/bind.h"
 #include "graph/graph.h"
 #include "kernel/kernel.h"
+#include "kernel/target_desc.h"
 #include "passes/pass_manager.h"
 
 namespace lockstep {
@@ -16,7 +17,8 @@ struct PipelineOptions {
   int pass_limit = -1;        // apply only pass applications 1..N; -1: all
   bool verify_each = false;   // run the IR verifiers after every application
   std::string dump_ir_dir;    // write the IR after each pass here when set
-  std::string fault;          // test aid: CompileOptions::fault (kernel:NODE, pass:N act here)
+  const FaultHooks* fault = nullptr;  // test aid: a planted bug (kernel:NODE, pass:N act here)
+  const kir::TargetDesc* target = nullptr;  // legalise and schedule for it; null: stop before
 };
 
 struct PipelineResult {

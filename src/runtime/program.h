@@ -7,6 +7,7 @@
 
 #include "graph/bind.h"
 #include "graph/graph.h"
+#include "kernel/fault_hooks.h"
 
 namespace lockstep {
 
@@ -14,20 +15,19 @@ namespace lockstep {
 inline constexpr int kMaxThreads = 1024;
 
 struct CompileOptions {
-  int threads = 0;            // 0: the target's default; at most kMaxThreads
+  int threads = 0;            // host targets: 0 for all cores; at most kMaxThreads
   int pass_limit = -1;        // apply only pass applications 1..N (-1: all)
   bool verify_each = false;   // IR verifiers after every pass application
   std::string dump_ir_dir;    // IR after each pass application
   bool use_cache = true;      // on-disk kernel cache
   bool checked = false;       // sentinels around buffers, poisoned free memory, planner proof
-  // GPU targets.
-  bool cuda_graph = true;         // capture the static plan once and replay it
-  bool verify_constants = false;  // read every device constant back and compare SHA-256
-  int staging_slots = 64;         // pinned staging buffers for uploads (tests shrink it)
+  bool replay = true;             // capture the plan once and replay it, where the device can
+  bool verify_constants = false;  // read every constant back after upload and compare SHA-256
+  int staging_slots = 64;         // host staging buffers for uploads (tests shrink it)
   size_t staging_slot_bytes = size_t{4} << 20;
-  // Test aid: a deliberate fault ("staging-reuse", "kernel:NODE", "pass:N", "cache-by-name",
-  // "uninit:NODE"); empty for none. Each target documents which kinds it can inject.
-  std::string fault;
+  // Test aid: a deliberate fault (verify/planted_fault.h makes one from a spec such as
+  // "kernel:Relu#1"); null for none. The compiler and devices only call its hooks.
+  std::shared_ptr<const FaultHooks> fault;
 };
 
 class Program {
@@ -68,10 +68,11 @@ class Program {
   virtual std::vector<KernelTime> profile(const TensorMap& inputs);
 };
 
-// Targets lockstep knows by name, whether or not this build can run them.
-std::vector<std::string> known_targets();
+// Throws Error for options out of range (threads, pass limit).
+void validate_options(const CompileOptions& o);
 
-// Throws Error for an unknown target or one this build cannot run, saying why.
+// Throws Error for a target that is not registered (runtime/target.h) or cannot compile here,
+// saying why.
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target,
                                  const CompileOptions& opts = {});
 

@@ -8,6 +8,7 @@
 #include "graph/cut.h"
 #include "verify/bisect_steps.h"
 #include "verify/faults.h"
+#include "verify/planted_fault.h"
 
 namespace lockstep {
 
@@ -111,7 +112,7 @@ Program& Bisector::main() {
   if (!main_) {
     s_.progress("compiling " + std::to_string(g_.nodes.size()) + " nodes");
     main_ = s_.compile(g_, in_);
-    check_pass_fault(o_.compile.fault, main_->pass_log());
+    check_pass_fault(fault_spec(o_.compile.fault), main_->pass_log());
   }
   return *main_;
 }

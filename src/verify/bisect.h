@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "verify/check.h"
+#include "runtime/target.h"
 
 namespace lockstep {
 
 struct BisectOptions : VerifyOptions {
-  std::string target = "cpu";
+  std::string target = default_target();
   enum By { Node, Pass, Stage, All } by = All;
   bool cuts = false;  // node mode (b): prefix cuts instead of capturing the compiled program
 };

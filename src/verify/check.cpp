@@ -20,6 +20,7 @@
 #include "graph/cut.h"
 #include "ref/interpreter.h"
 #include "verify/faults.h"
+#include "verify/planted_fault.h"
 #include "verify/parity.h"
 
 namespace lockstep {
@@ -74,12 +75,12 @@ std::vector<std::string> compile_args(const CompileOptions& o) {
   if (o.pass_limit >= 0) a.push_back("--pass-limit=" + std::to_string(o.pass_limit));
   if (!o.use_cache) a.push_back("--no-cache");
   if (o.checked) a.push_back("--checked");
-  if (!o.cuda_graph) a.push_back("--no-cuda-graph");
+  if (!o.replay) a.push_back("--no-replay");
   if (o.verify_constants) a.push_back("--verify-constants");
   if (o.staging_slots != d.staging_slots) a.push_back("--staging-slots=" + std::to_string(o.staging_slots));
   if (o.staging_slot_bytes != d.staging_slot_bytes)
     a.push_back("--staging-slot-bytes=" + std::to_string(o.staging_slot_bytes));
-  if (!o.fault.empty()) a.push_back("--inject-fault=" + o.fault);
+  if (o.fault) a.push_back("--inject-fault=" + o.fault->spec());
   return a;
 }
 
@@ -132,7 +133,7 @@ std::vector<RefTensor> reference_run(const Graph& g, const TensorMap& inputs, co
     return run_reference(g, inputs, ro);
   }
   CompileOptions clean = o;
-  clean.fault.clear();  // the oracle runs without the planted bug
+  clean.fault.reset();  // the oracle runs without the planted bug
   std::unique_ptr<Program> p = compile(g, ref, clean);
   std::vector<RefTensor> outs;
   if (on_value) {
@@ -398,7 +399,7 @@ class TargetCheck {
       r_.agree = false;
       return false;
     }
-    check_pass_fault(o_.compile.fault, prog_->pass_log());  // pass:N beyond this compile is a user error
+    check_pass_fault(fault_spec(o_.compile.fault), prog_->pass_log());  // pass:N beyond this compile is a user error
     std::vector<std::string> again;
     if (o_.trace) {
       try {

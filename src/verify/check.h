@@ -13,6 +13,7 @@
 #include "runtime/program.h"
 #include "verify/progress.h"
 #include "verify/report.h"
+#include "runtime/target.h"
 
 namespace lockstep {
 
@@ -128,7 +129,7 @@ struct VerifyOptions {
 };
 
 struct CheckOptions : VerifyOptions {
-  std::vector<std::string> targets{"cpu"};
+  std::vector<std::string> targets{default_target()};
   int fresh = 2;    // fresh processes
   int repeat = 2;   // in-process compiles (the first included)
   bool trace = true;     // capture fusion-group values for the error-along-the-graph plot

@@ -5,11 +5,12 @@
 #include <vector>
 
 #include "verify/bisect.h"
+#include "runtime/target.h"
 
 namespace lockstep {
 
 struct ReduceOptions {
-  std::string target = "cpu", ref = "ref";
+  std::string target = default_target(), ref = "ref";
   CompileOptions compile;
   Tolerances tol;
   int max_compiles = 64;  // the search stops there and keeps the smallest failing model so far

@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "backend/cuda/staging_pool.h"
+#include "core/sha256.h"
 #include "core/error.h"
 
 namespace lockstep::cuda {
@@ -12,7 +12,7 @@ namespace lockstep::cuda {
 namespace {
 
 struct DeviceLoad {
-  Device* dev = nullptr;
+  Gpu* dev = nullptr;
   std::string why;
 };
 
@@ -24,7 +24,7 @@ int attribute(const Driver& d, int attr, CUdevice dev) {
 
 }  // namespace
 
-Device* Device::get(std::string* why) {
+Gpu* Gpu::get(std::string* why) {
   // Never destroyed: tearing down a context at exit races the driver's own teardown.
   static const DeviceLoad loaded = [] {
     DeviceLoad r;
@@ -41,7 +41,7 @@ Device* Device::get(std::string* why) {
       return r;
     }
     try {
-      auto* dev = new Device;
+      auto* dev = new Gpu;
       dev->api_ = d;
       CUdevice h = 0;
       check(d->cuDeviceGet(&h, 0), "cuDeviceGet");
@@ -67,31 +67,7 @@ Device* Device::get(std::string* why) {
   return loaded.dev;
 }
 
-void Device::make_current() const { check(api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
-
-StagingPool& Device::staging(int slots, size_t slot_bytes) {
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  for (auto& p : pools_)
-    if (p->slots() == slots && p->slot_bytes() == slot_bytes) return *p;
-  pools_.push_back(std::make_unique<StagingPool>(*this, slots, slot_bytes));
-  return *pools_.back();
-}
-
-std::string unavailable_reason() {
-  std::string why;
-  if (!nvrtc(&why)) return why;
-  if (!Device::get(&why)) return why;
-  return "";
-}
-
-DeviceBuffer::DeviceBuffer(const Device& d, size_t bytes) : dev_(&d), bytes_(bytes) {
-  check(d.api().cuMemAlloc(&ptr_, bytes ? bytes : 1), "cuMemAlloc");
-}
-
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) dev_->api().cuMemFree(ptr_);
-}
+void Gpu::make_current() const { check(api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
 
 LoadedModule::~LoadedModule() {
   if (module) dev->api().cuModuleUnload(module);
@@ -100,7 +76,7 @@ LoadedModule::~LoadedModule() {
 namespace {
 
 // The buffer sizes a module was built for, from its ls_buffer_bytes and ls_buffer_count.
-std::vector<long long> module_buffer_bytes(const Device& d, CUmodule m) {
+std::vector<long long> module_buffer_bytes(const Gpu& d, CUmodule m) {
   CUdeviceptr table = 0, count_at = 0;
   size_t table_bytes = 0, count_bytes = 0;
   int count = -1;
@@ -116,19 +92,20 @@ std::vector<long long> module_buffer_bytes(const Device& d, CUmodule m) {
 
 }  // namespace
 
-std::shared_ptr<LoadedModule> load_module(const Device& d, const DeviceCode& code, const std::vector<std::string>& names,
-                                          const std::vector<long long>& buffer_bytes, bool use_cache) {
+std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code, const std::vector<std::string>& names,
+                                          const std::vector<long long>& buffer_bytes) {
   static std::mutex mu;
   static std::map<std::string, std::weak_ptr<LoadedModule>> loaded;  // keyed by content, never by name
+  std::string key = sha256_hex(code.data(), code.size());
   std::lock_guard<std::mutex> lock(mu);
-  std::shared_ptr<LoadedModule> m = use_cache ? loaded[code.key].lock() : nullptr;
+  std::shared_ptr<LoadedModule> m = loaded[key].lock();
   if (!m) {
     m = std::make_shared<LoadedModule>();
     m->dev = &d;
-    m->key = code.key;
-    check(d.api().cuModuleLoadData(&m->module, code.image.c_str()), "cuModuleLoadData");
+    m->key = key;
+    check(d.api().cuModuleLoadData(&m->module, code.c_str()), "cuModuleLoadData");  // PTX must end in NUL
     m->buffer_bytes = module_buffer_bytes(d, m->module);
-    if (use_cache) loaded[code.key] = m;
+    loaded[key] = m;
   }
   // The module must be the one built for this plan: a wrong one would index past buffers.
   if (m->buffer_bytes != buffer_bytes)

@@ -2,26 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <mutex>
-#include <sstream>
 
 #include "backend/cuda/cuda_api.h"
-#include "core/dirs.h"
 #include "core/error.h"
-#include "core/sha256.h"
-#include "frontend/npy.h"
 
 namespace lockstep::cuda {
 
-namespace fs = std::filesystem;
-
 namespace {
-
-const char* kMagic = "lockstep-cuda-1\n";
 
 const Nvrtc& need_nvrtc() {
   std::string why;
@@ -36,40 +23,6 @@ std::vector<int> supported_archs(const Nvrtc& n) {
   std::vector<int> archs(static_cast<size_t>(count));
   n.nvrtcGetSupportedArchs(archs.data());
   return archs;
-}
-
-std::string sha(const std::string& s) { return sha256_hex(s.data(), s.size()); }
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// One file per entry: magic, kind, arch, sha256 of the image, then the image.
-std::string encode_entry(const DeviceCode& c) {
-  return kMagic + std::string(c.is_cubin ? "cubin" : "ptx") + "\n" + c.arch + "\n" + sha(c.image) + "\n" + c.image;
-}
-
-bool decode_entry(const std::string& bytes, DeviceCode& c) {
-  std::istringstream in(bytes);
-  std::string magic, kind, arch, sum;
-  if (!std::getline(in, magic) || magic + "\n" != kMagic) return false;
-  if (!std::getline(in, kind) || !std::getline(in, arch) || !std::getline(in, sum)) return false;
-  auto at = in.tellg();
-  if (at < 0) return false;
-  c.image = bytes.substr(static_cast<size_t>(at));
-  c.is_cubin = kind == "cubin";
-  c.arch = arch;
-  return sha(c.image) == sum;
-}
-
-std::string cache_key(const std::string& source, int cc) {
-  std::string text = source + "\n--\n";
-  for (const std::string& o : nvrtc_options(cc)) text += o + "\n";
-  text += "nvrtc " + need_nvrtc().version + "\ncc " + std::to_string(cc) + "\n";
-  return sha(text);
 }
 
 }  // namespace
@@ -101,7 +54,7 @@ DeviceCode nvrtc_compile(const std::string& source, int cc) {
   if (log_size) n.nvrtcGetProgramLog(prog, log.data());
   if (rc != 0) {
     n.nvrtcDestroyProgram(&prog);
-    throw Error("cuda: NVRTC rejected generated code (a lockstep bug): " + std::string(n.nvrtcGetErrorString(rc)) +
+    throw InternalError("cuda: NVRTC rejected generated code: " + std::string(n.nvrtcGetErrorString(rc)) +
                 "\n" + log.substr(0, 4000));
   }
   DeviceCode c;
@@ -113,12 +66,13 @@ DeviceCode nvrtc_compile(const std::string& source, int cc) {
   if (size) cubin ? n.nvrtcGetCUBIN(prog, c.image.data()) : n.nvrtcGetPTX(prog, c.image.data());
   n.nvrtcDestroyProgram(&prog);
   if (c.image.empty()) throw Error("cuda: NVRTC produced no device code");
-  c.key = cache_key(source, cc);
   return c;
 }
 
-std::string cuda_cache_dir() {
-  return cache_dir_path("cuda").string();
+std::string NvrtcCompiler::identity() {
+  std::string id = "nvrtc " + need_nvrtc().version + "\ncc " + std::to_string(cc_) + "\n";
+  for (const std::string& o : nvrtc_options(cc_)) id += o + "\n";
+  return id;
 }
 
 int default_compute_capability() {
@@ -131,46 +85,6 @@ int default_compute_capability() {
     }
   }
   return 90;
-}
-
-std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, int cc, bool use_cache,
-                                                     bool key_by_name) {
-  if (key_by_name && use_cache) {  // the first program's code is handed to every later compile
-    static std::mutex mu;
-    static std::shared_ptr<const DeviceCode> by_name;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!by_name) by_name = cached_device_code(source, cc, use_cache);
-    return by_name;
-  }
-  if (!use_cache) return std::make_shared<const DeviceCode>(nvrtc_compile(source, cc));
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const DeviceCode>> memory;  // by content, never by name
-  std::string key = cache_key(source, cc);
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = memory.find(key); it != memory.end()) return it->second;
-  std::string why;
-  fs::path dir = usable_cache_dir("cuda", &why);
-  if (dir.empty()) {  // a cache that cannot be used costs speed, never the run
-    std::cerr << "warning: cuda: the kernel cache was not used (" << why << "); building without it\n";
-    return memory[key] = std::make_shared<const DeviceCode>(nvrtc_compile(source, cc));
-  }
-  fs::path file = dir / (key + ".bin");
-  std::error_code ec;
-  if (fs::is_regular_file(file, ec)) {
-    DeviceCode c;
-    if (decode_entry(read_all(file), c)) {
-      c.key = key;
-      return memory[key] = std::make_shared<const DeviceCode>(std::move(c));
-    }
-    std::cerr << "warning: cuda cache entry '" << file.string() << "' is corrupt; rebuilding it\n";
-  }
-  auto code = std::make_shared<const DeviceCode>(nvrtc_compile(source, cc));
-  try {
-    write_file_atomic(file.string(), encode_entry(*code));
-  } catch (const std::exception& e) {
-    std::cerr << "warning: cannot write the cuda cache: " << e.what() << "\n";  // the result still stands
-  }
-  return memory[key] = code;
 }
 
 }  // namespace lockstep::cuda

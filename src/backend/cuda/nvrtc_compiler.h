@@ -1,16 +1,16 @@
-// CUDA source -> device code with NVRTC (no GPU needed), behind a cache keyed by the hash of
-// source, options, NVRTC version and architecture: in memory, and on disk in
-// $XDG_CACHE_HOME/lockstep/cuda (written atomically, checksummed, checked on load).
+// CUDA source -> device code with NVRTC (no GPU needed). The kernel cache (runtime/
+// kernel_cache.h) keeps what it produces, keyed by the source and NvrtcCompiler::identity().
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/device.h"
+
 namespace lockstep::cuda {
 
 struct DeviceCode {
-  std::string key;    // sha256 of everything that decides the bytes
-  std::string image;  // cubin, or PTX when NVRTC cannot target the architecture itself
+  std::string image;  // cubin, or PTX (NUL-terminated) when NVRTC cannot target the architecture itself
   bool is_cubin = true;
   std::string arch;   // "sm_90", or "compute_90" for PTX
 };
@@ -23,13 +23,16 @@ std::vector<std::string> nvrtc_options(int cc, bool* cubin = nullptr);
 // or when NVRTC cannot be loaded.
 DeviceCode nvrtc_compile(const std::string& source, int cc);
 
-// nvrtc_compile through the memory and disk caches (`use_cache` false: neither). `key_by_name`
-// is the planted bug of --inject-fault cache-by-name: one slot for every program in the process.
-std::shared_ptr<const DeviceCode> cached_device_code(const std::string& source, int cc, bool use_cache,
-                                                     bool key_by_name = false);
+// NVRTC for compute capability `cc`: its options, NVRTC's version and `cc` are its identity.
+class NvrtcCompiler : public CodeCompiler {
+ public:
+  explicit NvrtcCompiler(int cc) : cc_(cc) {}
+  std::string identity() override;
+  std::string compile(const std::string& source) override { return nvrtc_compile(source, cc_).image; }
 
-// "$XDG_CACHE_HOME/lockstep/cuda" (or ~/.cache/lockstep/cuda).
-std::string cuda_cache_dir();
+ private:
+  int cc_;
+};
 
 // Compute capability used to compile where there is no device: LOCKSTEP_CUDA_ARCH ("90"), else 90.
 int default_compute_capability();

@@ -9,7 +9,7 @@
 #include "kernel/kernel.h"
 #include "runtime/memory_plan.h"
 
-namespace lockstep::cuda {
+namespace lockstep {
 
 struct DeviceLayout {
   struct Region {
@@ -25,4 +25,4 @@ struct DeviceLayout {
 
 DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked);
 
-}  // namespace lockstep::cuda
+}  // namespace lockstep

@@ -1,8 +1,8 @@
-#include "backend/cuda/device_layout.h"
+#include "runtime/device_layout.h"
 
 #include "runtime/checked.h"
 
-namespace lockstep::cuda {
+namespace lockstep {
 
 namespace {
 
@@ -46,4 +46,4 @@ DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool 
   return l;
 }
 
-}  // namespace lockstep::cuda
+}  // namespace lockstep

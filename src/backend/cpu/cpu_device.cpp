@@ -1,0 +1,139 @@
+#include "backend/cpu/cpu_device.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "backend/cpu/cpu_codegen.h"
+#include "backend/cpu/cpu_compiler.h"
+#include "core/dirs.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "frontend/npy.h"
+
+namespace lockstep::cpu {
+
+using KernelFn = void (*)(void* const*);
+
+struct CpuDevice::Module {
+  std::vector<KernelFn> kernels;
+  void (*set_threads)(int) = nullptr;
+  const long long* buffer_bytes = nullptr;
+  int buffer_count = 0;
+};
+
+namespace {
+
+void* sym(void* handle, const char* name) { return dlsym(handle, name); }
+
+// Loads a shared object from its bytes: written to a private folder, opened, and the file
+// removed. Never unloaded: the OpenMP runtime it brings in has threads that outlive any run.
+std::shared_ptr<const CpuDevice::Module> open_module(const std::string& code) {
+  PrivateTempDir dir("lockstep-cpu");
+  std::string so = (dir.path() / "program.so").string();
+  write_file_atomic(so, code);
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!h) throw InternalError("cpu: cannot load compiled code: " + std::string(dlerror() ? dlerror() : "?"));
+  auto m = std::make_shared<CpuDevice::Module>();
+  auto table = reinterpret_cast<const KernelFn*>(sym(h, "ls_kernels"));
+  auto count = reinterpret_cast<const int*>(sym(h, "ls_kernel_count"));
+  m->set_threads = reinterpret_cast<void (*)(int)>(sym(h, "ls_set_threads"));
+  m->buffer_bytes = reinterpret_cast<const long long*>(sym(h, "ls_buffer_bytes"));
+  auto buffers = reinterpret_cast<const int*>(sym(h, "ls_buffer_count"));
+  if (!table || !count || !m->set_threads || !m->buffer_bytes || !buffers)
+    throw InternalError("cpu: compiled code lacks the kernel table lockstep generates");
+  m->kernels.assign(table, table + *count);
+  m->buffer_count = *buffers;
+  return m;
+}
+
+// One load per distinct code in the process (dlopen would hand back the first mapping anyway).
+std::shared_ptr<const CpuDevice::Module> module_of(const std::string& code) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const CpuDevice::Module>> loaded;  // by content
+  std::string key = sha256_hex(code.data(), code.size());
+  std::lock_guard<std::mutex> lock(mu);
+  auto& m = loaded[key];
+  if (!m) m = open_module(code);
+  return m;
+}
+
+unsigned char* at(DevicePtr p) { return reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(p)); }
+
+class DoneFence : public Fence {
+ public:
+  void wait() override {}
+};
+
+}  // namespace
+
+// The module must be the one built for this plan: a wrong one would index past buffers.
+void CpuDevice::load(const std::string& code, const kir::Plan& plan) {
+  std::shared_ptr<const Module> m = module_of(code);
+  bool fits = m->buffer_count == static_cast<int>(plan.buffers.size()) && m->kernels.size() == plan.kernels.size();
+  for (size_t b = 0; fits && b < plan.buffers.size(); ++b)
+    fits = m->buffer_bytes[b] == static_cast<long long>(plan.buffers[b].bytes());
+  if (!fits)
+    throw Error("cpu: the module cache returned a module built for a different program (" +
+                std::to_string(m->kernels.size()) + " kernels, this plan has " + std::to_string(plan.kernels.size()) +
+                "): a stale cache entry");
+  module_ = std::move(m);
+}
+
+void CpuDevice::bind(const std::vector<DevicePtr>& address) {
+  args_.clear();
+  for (DevicePtr a : address) args_.push_back(at(a));
+}
+
+DevicePtr CpuDevice::allocate(size_t bytes) {
+  size_t n = (bytes + 255) / 256 * 256;  // aligned_alloc wants a multiple of the alignment
+  void* p = std::aligned_alloc(256, n ? n : 256);
+  if (!p) throw Error("cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+  std::memset(p, 0, n ? n : 256);
+  return reinterpret_cast<uintptr_t>(p);
+}
+
+void CpuDevice::free(DevicePtr p) { std::free(at(p)); }
+
+void CpuDevice::upload(DevicePtr dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(at(dst), src, bytes);
+}
+
+void CpuDevice::download(void* dst, DevicePtr src, size_t bytes) {
+  if (bytes) std::memcpy(dst, at(src), bytes);
+}
+
+void CpuDevice::copy(DevicePtr dst, DevicePtr src, size_t bytes) {
+  if (bytes) std::memmove(at(dst), at(src), bytes);
+}
+
+void CpuDevice::fill(DevicePtr dst, unsigned char byte, size_t bytes) {
+  if (bytes) std::memset(at(dst), byte, bytes);
+}
+
+// The module is shared by programs with different thread counts: set on every launch.
+void CpuDevice::launch(int kernel) {
+  module_->set_threads(threads_);
+  module_->kernels[kernel](args_.data());
+}
+
+std::shared_ptr<Fence> CpuDevice::fence() { return std::make_shared<DoneFence>(); }
+
+TargetInfo target_info() {
+  TargetInfo t;
+  t.name = "cpu";
+  t.summary = "C++ with OpenMP, built by the system compiler";
+  t.desc = target_desc();
+  t.program_source = [](const kir::Plan& p) { return program_source(p); };
+  t.source_files = [](const kir::Plan& p) { return source_files(p); };
+  t.make_compiler = [](const Device*) -> std::unique_ptr<CodeCompiler> { return std::make_unique<SystemCompiler>(); };
+  t.make_device = [](const CompileOptions& o, std::string*) -> std::unique_ptr<Device> {
+    return std::make_unique<CpuDevice>(o.threads);
+  };
+  return t;
+}
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,196 @@
+#include "backend/cuda/cuda_target.h"
+
+#include "backend/cuda/cuda_codegen.h"
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/launch.h"
+#include "backend/cuda/nvrtc_compiler.h"
+#include "codegen/gpu_printer.h"
+#include "core/error.h"
+
+namespace lockstep::cuda {
+
+namespace {
+
+// One kernel launch with its arguments bound to device addresses.
+struct Launch {
+  CUfunction fn = nullptr;
+  LaunchShape shape;
+  std::vector<CUdeviceptr> args;
+  std::vector<void*> params;  // pointers into args, as cuLaunchKernel takes them
+  bool empty = false;         // no work items: nothing to launch
+};
+
+class EventFence : public Fence {
+ public:
+  EventFence(const Driver& api, CUstream s) : api_(api) {
+    check(api_.cuEventCreate(&e_, kEventDisableTiming), "cuEventCreate");
+    check(api_.cuEventRecord(e_, s), "cuEventRecord");
+  }
+  ~EventFence() override { api_.cuEventDestroy(e_); }
+  void wait() override { check(api_.cuEventSynchronize(e_), "cuEventSynchronize(staging slot)"); }
+
+ private:
+  const Driver& api_;
+  CUevent e_ = nullptr;
+};
+
+class EventTimer : public Timer {
+ public:
+  EventTimer(const Driver& api, CUstream s) : api_(api), s_(s) {}
+  ~EventTimer() override {
+    for (CUevent e : marks_) api_.cuEventDestroy(e);
+  }
+  void mark() override {
+    CUevent e = nullptr;
+    check(api_.cuEventCreate(&e, 0), "cuEventCreate");
+    marks_.push_back(e);
+    check(api_.cuEventRecord(e, s_), "cuEventRecord");
+  }
+  std::vector<double> intervals_ms() override {
+    std::vector<double> ms;
+    for (size_t k = 1; k < marks_.size(); ++k) {
+      float t = 0;
+      check(api_.cuEventElapsedTime(&t, marks_[k - 1], marks_[k]), "cuEventElapsedTime");
+      ms.push_back(t);
+    }
+    return ms;
+  }
+
+ private:
+  const Driver& api_;
+  CUstream s_;
+  std::vector<CUevent> marks_;
+};
+
+class CudaDevice : public Device {
+ public:
+  explicit CudaDevice(Gpu& gpu) : gpu_(gpu) {
+    gpu_.make_current();
+    check(api().cuStreamCreate(&stream_, kStreamNonBlocking), "cuStreamCreate");
+  }
+  ~CudaDevice() override {
+    gpu_.make_current();
+    api().cuStreamSynchronize(stream_);
+    drop_graph();
+    api().cuStreamDestroy(stream_);
+  }
+  std::string key() const override { return "cuda:0"; }
+
+  void load(const std::string& code, const kir::Plan& plan) override {
+    gpu_.make_current();
+    drop_graph();
+    std::vector<std::string> names;
+    for (const kir::Kernel& k : plan.kernels) names.push_back(k.name);
+    std::vector<long long> sizes;
+    for (const kir::Buffer& b : plan.buffers) sizes.push_back(static_cast<long long>(b.bytes()));
+    module_ = load_module(gpu_, code, names, sizes);
+    plan_ = &plan;
+  }
+
+  void bind(const std::vector<DevicePtr>& address) override {
+    drop_graph();
+    launches_.clear();
+    for (size_t k = 0; k < plan_->kernels.size(); ++k) {
+      const kir::Kernel& kern = plan_->kernels[k];
+      Launch l;
+      l.fn = module_->functions[k];
+      l.empty = kern.schedule.threads == 0;
+      l.shape = launch_shape(kern.schedule.threads, static_cast<int>(kern.schedule.group), gpu_.limits());
+      validate_launch(kern, l.shape, function_limits(api(), l.fn), gpu_.limits());
+      for (int b : codegen::kernel_params(kern)) l.args.push_back(address[b]);
+      launches_.push_back(std::move(l));
+    }
+    for (Launch& l : launches_)  // after the moves: params point into each launch's own args
+      for (CUdeviceptr& a : l.args) l.params.push_back(&a);
+  }
+
+  DevicePtr allocate(size_t bytes) override {
+    CUdeviceptr p = 0;
+    check(api().cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+    return p;
+  }
+  void free(DevicePtr p) override { api().cuMemFree(p); }
+
+  HostBlock host_alloc(size_t bytes) override {  // pinned: copies from it are truly asynchronous
+    void* p = nullptr;
+    check(api().cuMemHostAlloc(&p, bytes ? bytes : 1, 0), "cuMemHostAlloc");
+    const Driver* d = &api();
+    return {static_cast<unsigned char*>(p), bytes, [d](unsigned char* q) { d->cuMemFreeHost(q); }};
+  }
+
+  void upload(DevicePtr dst, const void* src, size_t bytes) override {
+    if (bytes) check(api().cuMemcpyHtoDAsync(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
+  }
+  void download(void* dst, DevicePtr src, size_t bytes) override {
+    if (bytes) check(api().cuMemcpyDtoHAsync(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
+  }
+  void copy(DevicePtr dst, DevicePtr src, size_t bytes) override {
+    if (bytes) check(api().cuMemcpyDtoDAsync(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
+  }
+  void fill(DevicePtr dst, unsigned char byte, size_t bytes) override {
+    if (bytes) check(api().cuMemsetD8Async(dst, byte, bytes, stream_), "cuMemsetD8Async");
+  }
+  void launch(int k) override {
+    Launch& l = launches_[k];
+    if (l.empty) return;
+    check(api().cuLaunchKernel(l.fn, l.shape.grid, 1, 1, l.shape.block, 1, 1, l.shape.dynamic_shared, stream_,
+                               l.params.data(), nullptr),
+          ("cuLaunchKernel(" + plan_->kernels[k].name + ")").c_str());
+  }
+  std::shared_ptr<Fence> fence() override { return std::make_shared<EventFence>(api(), stream_); }
+  void synchronize() override { check(api().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+
+  std::unique_ptr<Timer> timer() override { return std::make_unique<EventTimer>(api(), stream_); }
+  bool begin_capture() override {
+    drop_graph();
+    check(api().cuStreamBeginCapture(stream_, kCaptureThreadLocal), "cuStreamBeginCapture");
+    return true;
+  }
+  void end_capture() override {
+    CUgraph graph = nullptr;
+    check(api().cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+    CUresult r = api().cuGraphInstantiateWithFlags(&exec_, graph, 0);
+    api().cuGraphDestroy(graph);
+    check(r, "cuGraphInstantiate");
+  }
+  void replay() override { check(api().cuGraphLaunch(exec_, stream_), "cuGraphLaunch"); }
+
+ private:
+  const Driver& api() const { return gpu_.api(); }
+  void drop_graph() {
+    if (exec_) api().cuGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+
+  Gpu& gpu_;
+  CUstream stream_ = nullptr;
+  std::shared_ptr<LoadedModule> module_;
+  const kir::Plan* plan_ = nullptr;
+  std::vector<Launch> launches_;
+  CUgraphExec exec_ = nullptr;
+};
+
+}  // namespace
+
+TargetInfo target_info() {
+  TargetInfo t;
+  t.name = "cuda";
+  t.summary = "NVIDIA GPUs: CUDA C++ compiled by NVRTC, run through the driver API";
+  t.desc = target_desc();
+  t.program_source = [](const kir::Plan& p) { return program_source(p); };
+  t.source_files = [](const kir::Plan& p) { return source_files(p); };
+  t.make_compiler = [](const Device* dev) -> std::unique_ptr<CodeCompiler> {
+    std::string why;
+    if (!nvrtc(&why)) throw Error("target 'cuda' is unavailable: " + why);
+    Gpu* gpu = dev ? Gpu::get() : nullptr;
+    return std::make_unique<NvrtcCompiler>(gpu ? gpu->limits().cc : default_compute_capability());
+  };
+  t.make_device = [](const CompileOptions&, std::string* why) -> std::unique_ptr<Device> {
+    Gpu* gpu = Gpu::get(why);
+    if (!gpu) return nullptr;
+    return std::make_unique<CudaDevice>(*gpu);
+  };
+  return t;
+}
+
+}  // namespace lockstep::cuda

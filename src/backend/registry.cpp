@@ -1,0 +1,16 @@
+// The one list of built-in targets. Each backend folder fills in its own TargetInfo; nothing
+// else in lockstep names a target.
+#include "backend/cpu/cpu_device.h"
+#include "backend/cuda/cuda_target.h"
+#include "backend/ref/ref_target.h"
+#include "runtime/target.h"
+
+namespace lockstep {
+
+void register_builtin_targets() {
+  register_target(ref_target_info());
+  register_target(cpu::target_info());
+  register_target(cuda::target_info());
+}
+
+}  // namespace lockstep

@@ -1,0 +1,320 @@
+#include "runtime/compiled_program.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/sha256.h"
+#include "runtime/checked.h"
+
+namespace lockstep {
+
+namespace {
+
+PipelineOptions pipeline_options(const CompileOptions& o, const kir::TargetDesc& t) {
+  PipelineOptions p;
+  p.pass_limit = o.pass_limit;
+  p.verify_each = o.verify_each;
+  p.dump_ir_dir = o.dump_ir_dir;
+  p.fault = o.fault.get();  // kernel:NODE and pass:N act in the shared pipeline
+  p.target = &t;
+  return p;
+}
+
+// The host's clock where the device has none of its own: each mark waits for the queue.
+class HostTimer : public Timer {
+ public:
+  explicit HostTimer(Device& d) : dev_(d) {}
+  void mark() override {
+    dev_.synchronize();
+    at_.push_back(std::chrono::steady_clock::now());
+  }
+  std::vector<double> intervals_ms() override {
+    std::vector<double> ms;
+    for (size_t k = 1; k < at_.size(); ++k)
+      ms.push_back(std::chrono::duration<double, std::milli>(at_[k] - at_[k - 1]).count());
+    return ms;
+  }
+
+ private:
+  Device& dev_;
+  std::vector<std::chrono::steady_clock::time_point> at_;
+};
+
+}  // namespace
+
+CompiledProgram::CompiledProgram(const TargetInfo& t, const Graph& g, const CompileOptions& o)
+    : target_(t), graph_(g), opts_(o) {
+  dev_ = t.make_device(o, &why_no_device_);
+  compiler_ = t.make_compiler(dev_.get());
+}
+
+CompiledProgram::~CompiledProgram() {
+  try {
+    release();
+  } catch (...) {  // a device that fails while tearing down has nothing left to report to
+  }
+}
+
+void CompiledProgram::prepare(const TensorMap& inputs) {
+  std::string sig = input_signature(graph_, inputs);
+  if (code_ && !sig.empty() && sig == signature_) return;
+  specialise(specialisation_for(graph_, inputs));
+  signature_ = sig;
+}
+
+// Compiles for these input types (and shape-deciding values) unless already compiled for them.
+void CompiledProgram::specialise(const Specialisation& s) {
+  if (code_ && s == spec_) return;
+  release();
+  code_.reset();  // compiled for nothing until this compile has succeeded
+  PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_, target_.desc));
+  plan_ = std::move(r.plan);
+  log_ = std::move(r.log);
+  mem_ = plan_memory(plan_);
+  if (opts_.checked) check_memory_plan(plan_, mem_);
+  std::shared_ptr<const CompiledCode> code =
+      cached_code(*compiler_, {target_.name, target_.program_source(plan_), opts_.use_cache, opts_.fault.get()});
+  if (dev_) {
+    code_ = code;
+    try {
+      load();
+    } catch (...) {
+      release();
+      code_.reset();  // not compiled for these types until a load succeeds
+      throw;
+    }
+  }
+  code_ = code;
+  spec_ = s;
+}
+
+// Code, memory, kernel arguments and constants for the compiled plan.
+void CompiledProgram::load() {
+  dev_->load(code_->bytes, plan_);
+  layout_ = layout_device_memory(plan_, mem_, opts_.checked);
+  block_ = dev_->allocate(static_cast<size_t>(layout_.total));
+  if ((uninit_kernel_ = opts_.fault ? opts_.fault->unwritten_kernel(plan_) : -1) >= 0)
+    kept_ = dev_->allocate(plan_.buffers[plan_.kernels[uninit_kernel_].out].bytes());
+  std::vector<DevicePtr> at(plan_.buffers.size());
+  for (size_t b = 0; b < at.size(); ++b) at[b] = address(static_cast<int>(b));
+  dev_->bind(at);
+  if (opts_.checked) guard_regions();
+  upload_constants();
+  if (opts_.verify_constants) verify_constants();
+}
+
+void CompiledProgram::need_device() const {
+  if (!dev_) throw Error("target '" + target_.name + "' cannot run here: " + why_no_device_);
+}
+
+std::vector<Tensor> CompiledProgram::run(const TensorMap& inputs) {
+  start(inputs);
+  if (opts_.replay && (opts_.checked || has_launches())) replay();  // an empty plan is not worth capturing
+  else enqueue_plan(false, nullptr);
+  return read_outputs();
+}
+
+std::vector<Program::GroupValue> CompiledProgram::run_capture(const TensorMap& inputs) {
+  captured_values_.clear();  // nothing left over from a capture that threw
+  start(inputs);
+  enqueue_plan(true, nullptr);
+  std::vector<GroupValue> values = std::move(captured_values_);
+  captured_values_.clear();
+  read_outputs();
+  return values;
+}
+
+// Plain launches with a mark before the first kernel and after each: the device's own clock
+// where it has one.
+std::vector<Program::KernelTime> CompiledProgram::profile(const TensorMap& inputs) {
+  start(inputs);
+  std::unique_ptr<Timer> timer = dev_->timer();
+  if (!timer) timer = std::make_unique<HostTimer>(*dev_);
+  enqueue_plan(false, timer.get());
+  read_outputs();
+  std::vector<double> ms = timer->intervals_ms();
+  std::vector<KernelTime> times;
+  for (size_t k = 0; k < plan_.kernels.size() && k < ms.size(); ++k)
+    times.push_back({plan_.kernels[k].name, plan_.kernels[k].nodes, ms[k]});
+  return times;
+}
+
+std::vector<Program::ConstantCheck> CompiledProgram::check_constants() {
+  need_device();
+  if (!block_) throw Error(target_.name + ": nothing compiled yet: run or prepare the program first");
+  std::vector<ConstantCheck> checks;
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const kir::Buffer& buf = plan_.buffers[b];
+    if (buf.kind != kir::Buffer::Constant) continue;
+    std::vector<unsigned char> resident = read_back(address(static_cast<int>(b)), buf.bytes());
+    checks.push_back({buf.name, sha256_hex(buf.data->bytes.data(), buf.data->bytes.size()),
+                      sha256_hex(resident.data(), resident.size())});
+  }
+  return checks;
+}
+
+std::vector<std::string> CompiledProgram::pass_log() const {
+  std::vector<std::string> lines;
+  for (const PassRecord& r : log_) lines.push_back(format_record(r));
+  return lines;
+}
+
+std::vector<std::pair<std::string, std::string>> CompiledProgram::sources() const {
+  return target_.source_files(plan_);
+}
+
+// Compiles if needed and uploads the inputs.
+void CompiledProgram::start(const TensorMap& inputs) {
+  need_device();
+  prepare(inputs);
+  UploadBatch batch(staging(), *dev_, opts_.fault && opts_.fault->skip_staging_wait());
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const kir::Buffer& buf = plan_.buffers[b];
+    if (buf.kind != kir::Buffer::Input) continue;
+    const Tensor& t = inputs.at(graph_.values[graph_.inputs[buf.io_index]].name);
+    batch.upload(address(static_cast<int>(b)), t.bytes.data(), buf.bytes());
+  }
+}
+
+// Every kernel in order (checked: poison first, and dead temporaries after their last
+// reader). With `capture`, each group's output is read back after its kernel.
+void CompiledProgram::enqueue_plan(bool capture, Timer* timer) {
+  if (opts_.checked) {
+    fill(block_ + layout_.arena_at, kPoisonByte, static_cast<size_t>(layout_.arena_bytes));
+    for (int b : plan_.outputs) fill(address(b), kPoisonByte, plan_.buffers[b].bytes());
+  }
+  if (timer) timer->mark();
+  for (int k = 0; k < static_cast<int>(plan_.kernels.size()); ++k) {
+    unwritten_half(k, true);
+    dev_->launch(k);
+    unwritten_half(k, false);
+    if (timer) timer->mark();
+    if (capture) capture_group(k);
+    if (opts_.checked) poison_dead(k);
+  }
+}
+
+// The whole plan recorded once per compiled shape, then replayed, where the device can.
+void CompiledProgram::replay() {
+  if (!captured_) {
+    if (!dev_->begin_capture()) return enqueue_plan(false, nullptr);
+    try {
+      enqueue_plan(false, nullptr);
+    } catch (...) {
+      try {
+        dev_->end_capture();
+      } catch (...) {  // the capture is broken anyway; the first error is the one to report
+      }
+      throw;
+    }
+    dev_->end_capture();
+    captured_ = true;
+  }
+  dev_->replay();
+}
+
+// The planted uninit:NODE fault: the second half of the kernel's output is saved before the
+// launch and put back after it, so it keeps whatever bytes were there (poison when checked).
+void CompiledProgram::unwritten_half(int k, bool before) {
+  if (k != uninit_kernel_) return;
+  const kir::Buffer& buf = plan_.buffers[plan_.kernels[k].out];
+  size_t half = buf.bytes() / 2, rest = buf.bytes() - half;
+  DevicePtr out = address(plan_.kernels[k].out) + half;
+  if (!rest) return;
+  if (before) dev_->copy(kept_, out, rest);
+  else dev_->copy(out, kept_, rest);
+}
+
+void CompiledProgram::capture_group(int k) {
+  const kir::Kernel& kern = plan_.kernels[k];
+  const kir::Buffer& buf = plan_.buffers[kern.out];
+  Tensor t(buf.dtype, buf.shape);
+  std::vector<unsigned char> bytes = read_back(address(kern.out), buf.bytes());
+  if (!bytes.empty()) std::memcpy(t.bytes.data(), bytes.data(), bytes.size());
+  captured_values_.push_back({kern.name, kern.nodes, buf.name, std::move(t)});
+}
+
+void CompiledProgram::guard_regions() {
+  for (const DeviceLayout::Region& r : layout_.regions) {
+    fill(block_ + r.at - layout_.guard, kSentinelByte, static_cast<size_t>(layout_.guard));
+    fill(block_ + r.at + r.bytes, kSentinelByte, static_cast<size_t>(layout_.guard));
+  }
+}
+
+// Fills temporaries whose last reader just ran with NaN, so a stale read shows.
+void CompiledProgram::poison_dead(int k) {
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (plan_.buffers[b].kind == kir::Buffer::Temp && mem_.offset[b] >= 0 && mem_.last[b] == k)
+      fill(address(static_cast<int>(b)), kPoisonByte, plan_.buffers[b].bytes());
+}
+
+void CompiledProgram::upload_constants() {
+  UploadBatch batch(staging(), *dev_, opts_.fault && opts_.fault->skip_staging_wait());
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (plan_.buffers[b].kind == kir::Buffer::Constant)
+      batch.upload(address(static_cast<int>(b)), plan_.buffers[b].data->bytes.data(), plan_.buffers[b].bytes());
+}
+
+void CompiledProgram::verify_constants() {
+  for (const ConstantCheck& c : check_constants())
+    if (c.host_sha256 != c.resident_sha256)
+      throw Error(target_.name + ": constant '" + c.value + "' on the device differs from the host bytes (sha256 " +
+                  c.resident_sha256.substr(0, 16) + " on the device, " + c.host_sha256.substr(0, 16) +
+                  " on the host): its upload was corrupted");
+}
+
+std::vector<Tensor> CompiledProgram::read_outputs() {
+  std::vector<Tensor> outs;
+  outs.reserve(plan_.outputs.size());  // downloads complete later, into these very tensors
+  for (int b : plan_.outputs) {
+    const kir::Buffer& buf = plan_.buffers[b];
+    outs.emplace_back(buf.dtype, buf.shape);
+    if (buf.bytes()) dev_->download(outs.back().bytes.data(), address(b), buf.bytes());
+  }
+  std::vector<int64_t> counts(plan_.checks.size());  // read with the outputs, one wait for all
+  for (size_t k = 0; k < counts.size(); ++k) dev_->download(&counts[k], address(plan_.checks[k].buf), sizeof counts[k]);
+  dev_->synchronize();  // before the host reads
+  if (opts_.checked) check_guards();
+  kir::require_checks_pass(plan_, counts);
+  return outs;
+}
+
+void CompiledProgram::check_guards() {
+  for (const DeviceLayout::Region& r : layout_.regions)
+    for (int64_t at : {r.at - layout_.guard, r.at + r.bytes})
+      for (unsigned char c : read_back(block_ + at, static_cast<size_t>(layout_.guard)))
+        if (c != kSentinelByte) throw Error(target_.name + ": a kernel wrote out of bounds of the " + r.what);
+}
+
+std::vector<unsigned char> CompiledProgram::read_back(DevicePtr from, size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  if (bytes) dev_->download(host.data(), from, bytes);
+  dev_->synchronize();
+  return host;
+}
+
+void CompiledProgram::fill(DevicePtr at, unsigned char byte, size_t bytes) {
+  if (bytes) dev_->fill(at, byte, bytes);
+}
+
+void CompiledProgram::release() {
+  if (!dev_) return;
+  dev_->synchronize();
+  if (block_) dev_->free(block_);
+  if (kept_) dev_->free(kept_);
+  block_ = kept_ = 0;
+  captured_ = false;
+}
+
+bool CompiledProgram::has_launches() const {
+  for (const kir::Kernel& k : plan_.kernels)
+    if (plan_.buffers[k.out].numel() > 0) return true;
+  return false;
+}
+
+StagingPool& CompiledProgram::staging() {
+  return staging_pool(dev_->key(), opts_.staging_slots, opts_.staging_slot_bytes);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,77 @@
+// The one compiled program of every target: the shared pipeline, the target's printer, the
+// kernel cache, and an executor over the target's Device (one allocation laid out by
+// device_layout, uploads through the shared staging pool, checked mode, capture, profiling,
+// constants read back). A backend supplies a TargetInfo and a Device; nothing here knows one.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pipeline.h"
+#include "runtime/device_layout.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/memory_plan.h"
+#include "runtime/program.h"
+#include "runtime/staging_pool.h"
+#include "runtime/target.h"
+
+namespace lockstep {
+
+class CompiledProgram : public Program {
+ public:
+  // Throws Error when the target cannot compile here; without a device the program still
+  // compiles (prepare(), sources()) and run() says why it cannot run.
+  CompiledProgram(const TargetInfo& t, const Graph& g, const CompileOptions& o);
+  ~CompiledProgram() override;
+  const std::string& target() const override { return target_.name; }
+  void prepare(const TensorMap& inputs) override;
+  std::vector<Tensor> run(const TensorMap& inputs) override;
+  std::vector<GroupValue> run_capture(const TensorMap& inputs) override;
+  std::vector<KernelTime> profile(const TensorMap& inputs) override;
+  std::vector<ConstantCheck> check_constants() override;
+  std::vector<std::string> pass_log() const override;
+  std::vector<std::pair<std::string, std::string>> sources() const override;
+
+ private:
+  void specialise(const Specialisation& s);
+  void load();
+  void need_device() const;
+  void start(const TensorMap& inputs);
+  void enqueue_plan(bool capture, Timer* timer);
+  void replay();
+  void unwritten_half(int k, bool before);
+  void capture_group(int k);
+  void guard_regions();
+  void poison_dead(int k);
+  void upload_constants();
+  void verify_constants();
+  std::vector<Tensor> read_outputs();
+  void check_guards();
+  std::vector<unsigned char> read_back(DevicePtr from, size_t bytes);
+  void fill(DevicePtr at, unsigned char byte, size_t bytes);
+  void release();
+  bool has_launches() const;
+  StagingPool& staging();
+  DevicePtr address(int b) const { return layout_.offset[b] < 0 ? 0 : block_ + layout_.offset[b]; }
+
+  const TargetInfo& target_;
+  const Graph graph_;  // a copy: the program outlives whatever graph it was made from
+  CompileOptions opts_;
+  std::unique_ptr<Device> dev_;
+  std::string why_no_device_;
+  std::unique_ptr<CodeCompiler> compiler_;
+  Specialisation spec_;
+  std::string signature_;  // input_signature of the inputs spec_ was made for
+  kir::Plan plan_;
+  std::vector<PassRecord> log_;
+  MemoryPlan mem_;
+  std::shared_ptr<const CompiledCode> code_;
+  DeviceLayout layout_;
+  DevicePtr block_ = 0;
+  int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten
+  DevicePtr kept_ = 0;      // ... and where that half's old bytes wait during its launch
+  bool captured_ = false;   // the plan is recorded on the device for replay
+  std::vector<GroupValue> captured_values_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,94 @@
+#include "runtime/kernel_cache.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "core/dirs.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "frontend/npy.h"
+
+namespace lockstep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kMagic = "lockstep-code-1\n";
+
+std::string sha(const std::string& s) { return sha256_hex(s.data(), s.size()); }
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One file per entry: magic, sha256 of the code, then the code.
+std::string encode_entry(const std::string& code) { return kMagic + sha(code) + "\n" + code; }
+
+bool decode_entry(const std::string& bytes, std::string& code) {
+  size_t head = kMagic.size() + 65;
+  if (bytes.size() < head || bytes.compare(0, kMagic.size(), kMagic) != 0 || bytes[head - 1] != '\n') return false;
+  code = bytes.substr(head);
+  return sha(code) == bytes.substr(kMagic.size(), 64);
+}
+
+// The disk entry of `key`, or null when absent; a corrupt entry is reported and rebuilt.
+std::shared_ptr<const CompiledCode> read_entry(const fs::path& file, const std::string& key, const std::string& target) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return nullptr;
+  CompiledCode c{key, ""};
+  if (decode_entry(read_all(file), c.bytes)) return std::make_shared<const CompiledCode>(std::move(c));
+  std::cerr << "warning: " << target << " cache entry '" << file.string() << "' is corrupt; rebuilding it\n";
+  return nullptr;
+}
+
+std::shared_ptr<const CompiledCode> build(CodeCompiler& compiler, const CacheRequest& r, const std::string& key) {
+  return std::make_shared<const CompiledCode>(CompiledCode{key, compiler.compile(r.source)});
+}
+
+std::shared_ptr<const CompiledCode> from_disk_or_build(CodeCompiler& compiler, const CacheRequest& r,
+                                                       const std::string& key) {
+  std::string why;
+  fs::path dir = usable_cache_dir(r.target, &why);
+  if (dir.empty()) {
+    std::cerr << "warning: " << r.target << ": the kernel cache was not used (" << why << "); building without it\n";
+    return build(compiler, r, key);
+  }
+  fs::path file = dir / (key + ".bin");
+  if (auto c = read_entry(file, key, r.target)) return c;
+  auto code = build(compiler, r, key);
+  try {
+    write_file_atomic(file.string(), encode_entry(code->bytes));
+  } catch (const std::exception& e) {  // the result still stands
+    std::cerr << "warning: " << r.target << ": cannot write the kernel cache: " << e.what() << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+std::string code_key(CodeCompiler& compiler, const std::string& target, const std::string& source) {
+  return sha("target " + target + "\n" + compiler.identity() + "\n--\n" + source);
+}
+
+std::shared_ptr<const CompiledCode> cached_code(CodeCompiler& compiler, const CacheRequest& r) {
+  std::string key = code_key(compiler, r.target, r.source);
+  if (!r.use_cache) return build(compiler, r, key);
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const CompiledCode>> memory;
+  std::string slot = r.fault ? r.fault->cache_key(key) : key;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = memory.find(r.target + "/" + slot); it != memory.end()) return it->second;
+  // A key a fault changed stays in this process: the disk is always keyed by content.
+  auto code = slot == key ? from_disk_or_build(compiler, r, key) : build(compiler, r, key);
+  return memory[r.target + "/" + slot] = code;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,81 @@
+#include "runtime/staging_pool.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "core/error.h"
+
+namespace lockstep {
+
+StagingPool::StagingPool(int slots, size_t slot_bytes) : slot_bytes_(slot_bytes) {
+  if (slots < 1 || slot_bytes < 1) throw Error("the staging pool needs at least one slot of at least one byte");
+  slots_.resize(static_cast<size_t>(slots));
+}
+
+StagingPool::~StagingPool() {
+  for (Slot& s : slots_) {
+    if (s.done) s.done->wait();
+    if (s.host.data && s.host.release) s.host.release(s.host.data);
+  }
+}
+
+void StagingPool::begin(Device& dev, bool skip_wait) {
+  session_ = std::unique_lock<std::mutex>(mu_);
+  dev_ = &dev;
+  skip_wait_ = skip_wait;
+  late_.clear();
+}
+
+void StagingPool::upload(DevicePtr dst, const void* src, size_t bytes) {
+  const auto* from = static_cast<const unsigned char*>(src);
+  for (size_t at = 0; at < bytes; at += slot_bytes_) {
+    size_t len = std::min(slot_bytes_, bytes - at);
+    Slot& s = slots_[next_];
+    next_ = (next_ + 1) % slots_.size();
+    if (!s.host.data) {  // slots get memory on first use: a small model stages little
+      s.host = dev_->host_alloc(slot_bytes_);
+      ++stats_.allocated;
+    } else if (s.used) {
+      ++stats_.reuses;
+      if (!skip_wait_ && s.done) {
+        s.done->wait();
+        ++stats_.waits;
+      }
+    }
+    dev_->host_write(s.host, from + at, len);
+    s.used = true;
+    ++stats_.chunks;
+    if (skip_wait_) {
+      late_.push_back({dst + at, static_cast<size_t>(&s - slots_.data()), len});
+      continue;
+    }
+    dev_->upload(dst + at, s.host.data, len);
+    s.done = dev_->fence();
+  }
+}
+
+void StagingPool::end() {
+  try {
+    for (const Pending& p : late_) {  // the fault: each copy reads whatever its slot holds now
+      dev_->upload(p.dst, slots_[p.slot].host.data, p.bytes);
+      slots_[p.slot].done = dev_->fence();
+    }
+  } catch (...) {  // called from a destructor: the copies that did not start are simply lost
+  }
+  late_.clear();
+  dev_ = nullptr;
+  session_.unlock();
+}
+
+StagingPool& staging_pool(const std::string& device_key, int slots, size_t slot_bytes) {
+  static std::mutex mu;
+  // Never destroyed: pinned memory must not be freed after the driver's own teardown.
+  static auto* pools = new std::map<std::tuple<std::string, int, size_t>, std::unique_ptr<StagingPool>>;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& p = (*pools)[{device_key, slots, slot_bytes}];
+  if (!p) p = std::make_unique<StagingPool>(slots, slot_bytes);
+  return *p;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,84 @@
+// Host staging buffers for host -> device copies, for every device. A slot is written again
+// only after the copy that read it has completed (a fence per slot), however many tensors go
+// through it; a tensor larger than a slot goes in slot-sized chunks. This is the runtime
+// stage whose reuse race made the seed's GPU output wrong (docs/why.md); a planted fault
+// (staging-reuse) skips the wait on purpose so that tests can show the race and the checks
+// that catch it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+
+namespace lockstep {
+
+class StagingPool {
+ public:
+  StagingPool(int slots, size_t slot_bytes);
+  ~StagingPool();
+  StagingPool(const StagingPool&) = delete;
+  StagingPool& operator=(const StagingPool&) = delete;
+
+  int slots() const { return static_cast<int>(slots_.size()); }
+  size_t slot_bytes() const { return slot_bytes_; }
+
+  // Everything uploaded between begin() and end() goes to `dev`. With `skip_wait` (the
+  // fault), slots are rewritten without waiting and every copy is issued only at end(), after
+  // the ring wrapped: the race is lost every time, not now and then (a queue held back
+  // instead would deadlock once it fills).
+  void begin(Device& dev, bool skip_wait);
+  void upload(DevicePtr dst, const void* src, size_t bytes);
+  void end();
+
+  struct Stats {
+    int64_t chunks = 0;      // copies issued
+    int64_t reuses = 0;      // slots written again
+    int64_t waits = 0;       // reuses that waited for the slot's previous copy
+    int allocated = 0;       // slots with host memory so far
+  };
+  Stats stats() const { return stats_; }
+
+ private:
+  struct Slot {
+    HostBlock host;
+    std::shared_ptr<Fence> done;  // recorded after the copy that reads `host`
+    bool used = false;
+  };
+  struct Pending {
+    DevicePtr dst;
+    size_t slot, bytes;
+  };
+
+  size_t slot_bytes_;
+  std::vector<Slot> slots_;
+  size_t next_ = 0;  // the ring position survives programs, as a long-lived runtime's would
+  Stats stats_;
+  std::mutex mu_;
+  std::unique_lock<std::mutex> session_;
+  Device* dev_ = nullptr;
+  bool skip_wait_ = false;
+  std::vector<Pending> late_;  // the fault's copies, issued at end()
+};
+
+// The process-wide pool of this geometry for devices of `device_key`: its host memory and
+// ring outlive programs.
+StagingPool& staging_pool(const std::string& device_key, int slots, size_t slot_bytes);
+
+// begin() .. end() for one batch of uploads, ended on every path out.
+class UploadBatch {
+ public:
+  UploadBatch(StagingPool& p, Device& d, bool skip_wait) : pool_(p) { pool_.begin(d, skip_wait); }
+  ~UploadBatch() { pool_.end(); }
+  UploadBatch(const UploadBatch&) = delete;
+  UploadBatch& operator=(const UploadBatch&) = delete;
+  void upload(DevicePtr dst, const void* src, size_t bytes) { pool_.upload(dst, src, bytes); }
+
+ private:
+  StagingPool& pool_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,54 @@
+// The target registry: every target lockstep can compile for registers a TargetInfo, and every
+// list of targets (the CLI's help, `info --targets`, check, bisect, bench, the tests'
+// per-target suites) reads it. A backend is one folder that fills in one of these.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel/target_desc.h"
+#include "runtime/device.h"
+#include "runtime/program.h"
+
+namespace lockstep {
+
+struct TargetInfo {
+  std::string name;     // what --target takes
+  std::string summary;  // one line for help texts
+  // Limits, types and schedule parameters: what the compiler may ask of the target.
+  kir::TargetDesc desc;
+  // The translation unit the compiler gets for a scheduled plan, and the same as files for
+  // --emit-source (prelude, one per kernel, epilogue).
+  std::function<std::string(const kir::Plan&)> program_source;
+  std::function<std::vector<std::pair<std::string, std::string>>(const kir::Plan&)> source_files;
+  // The compiler for this machine; `dev` (may be null) is the device the code is for. Throws
+  // Error saying why when there is none.
+  std::function<std::unique_ptr<CodeCompiler>(const Device* dev)> make_compiler;
+  // The device programs run on; null, with `why` set, where this machine has none.
+  std::function<std::unique_ptr<Device>(const CompileOptions&, std::string* why)> make_device;
+  // Optional: a program that is not compiled (the reference interpreter).
+  std::function<std::unique_ptr<Program>(const Graph&, const CompileOptions&)> make_program;
+  // Suites of the per-target tests this target skips, each with the reason (as IREE's CTS
+  // lists per backend): {"Conformance", "why"}.
+  std::vector<std::pair<std::string, std::string>> skips;
+};
+
+// Adds a target (a test may add its own). Throws Error when the name is taken.
+void register_target(TargetInfo info);
+// Null when no target has this name.
+const TargetInfo* find_target(const std::string& name);
+// Every registered target, in registration order (built-in ones first).
+std::vector<const TargetInfo*> targets();
+// Every registered name, comma-separated: for messages.
+std::string target_names();
+// The first compiled target registered (the host's): the default of commands that compile.
+std::string default_target();
+// "" when `name` can compile and run here, else why not.
+std::string unavailable_reason(const TargetInfo& t);
+
+// Registers the targets this build has: the one list of built-in targets (backend/registry.cpp).
+void register_builtin_targets();
+
+}  // namespace lockstep

@@ -1,0 +1,227 @@
+// A target registered from this file alone, as a new backend would register itself: a
+// cpu-backed device whose queue runs on another thread, whose uploads complete late, and which
+// poisons a staging block when it is written again. The shared runtime must stay exact on it
+// (the per-target suites run on it too), and the planted staging race must be localised on it
+// to stage `constants`. Nothing outside this file names it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "runtime/staging_pool.h"
+#include "runtime/target.h"
+#include "test_util.h"
+#include "verify/bisect.h"
+#include "verify/check.h"
+#include "verify/parity.h"
+#include "verify/planted_fault.h"
+#include "vits.h"
+
+namespace lockstep {
+namespace {
+
+const char* kLate = "late-cpu";
+
+// The queue's state, shared with the fences it hands out (they may outlive the device).
+struct Queue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> work;
+  uint64_t queued = 0, done = 0;
+  bool stop = false;
+  void wait_for(uint64_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done >= n; });
+  }
+};
+
+class QueueFence : public Fence {
+ public:
+  QueueFence(std::shared_ptr<Queue> q, uint64_t n) : q_(std::move(q)), n_(n) {}
+  void wait() override { q_->wait_for(n_); }
+
+ private:
+  std::shared_ptr<Queue> q_;
+  uint64_t n_;
+};
+
+// Every call is queued in order and run by a worker thread; an upload sleeps before it copies,
+// so it reads its host memory long after upload() returned.
+class LateDevice : public Device {
+ public:
+  explicit LateDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)), q_(std::make_shared<Queue>()) {
+    worker_ = std::thread([q = q_] {
+      for (;;) {
+        std::function<void()> job;
+        {
+          std::unique_lock<std::mutex> lock(q->mu);
+          q->cv.wait(lock, [&] { return q->stop || !q->work.empty(); });
+          if (q->work.empty()) return;
+          job = std::move(q->work.front());
+          q->work.pop_front();
+        }
+        job();
+        std::lock_guard<std::mutex> lock(q->mu);
+        ++q->done;
+        q->cv.notify_all();
+      }
+    });
+  }
+  ~LateDevice() override {
+    synchronize();
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->stop = true;
+    }
+    q_->cv.notify_all();
+    worker_.join();
+  }
+  std::string key() const override { return kLate; }
+  void load(const std::string& code, const kir::Plan& plan) override {
+    synchronize();
+    inner_->load(code, plan);
+  }
+  void bind(const std::vector<DevicePtr>& address) override {
+    synchronize();
+    inner_->bind(address);
+  }
+  DevicePtr allocate(size_t bytes) override { return inner_->allocate(bytes); }
+  void free(DevicePtr p) override {
+    synchronize();
+    inner_->free(p);
+  }
+  // A block written again is poisoned first: a copy that reads it early sees NaN, not stale data.
+  void host_write(HostBlock& block, const void* src, size_t bytes) override {
+    if (!written_.insert(block.data).second) std::memset(block.data, 0xFF, block.bytes);
+    Device::host_write(block, src, bytes);
+  }
+  void upload(DevicePtr dst, const void* src, size_t bytes) override {
+    enqueue([this, dst, src, bytes] {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      inner_->upload(dst, src, bytes);
+    });
+  }
+  void download(void* dst, DevicePtr src, size_t bytes) override {
+    enqueue([this, dst, src, bytes] { inner_->download(dst, src, bytes); });
+  }
+  void copy(DevicePtr dst, DevicePtr src, size_t bytes) override {
+    enqueue([this, dst, src, bytes] { inner_->copy(dst, src, bytes); });
+  }
+  void fill(DevicePtr dst, unsigned char byte, size_t bytes) override {
+    enqueue([this, dst, byte, bytes] { inner_->fill(dst, byte, bytes); });
+  }
+  void launch(int kernel) override {
+    enqueue([this, kernel] { inner_->launch(kernel); });
+  }
+  std::shared_ptr<Fence> fence() override {
+    std::lock_guard<std::mutex> lock(q_->mu);
+    return std::make_shared<QueueFence>(q_, q_->queued);
+  }
+  void synchronize() override {
+    uint64_t n;
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      n = q_->queued;
+    }
+    q_->wait_for(n);
+  }
+
+ private:
+  void enqueue(std::function<void()> job) {
+    std::lock_guard<std::mutex> lock(q_->mu);
+    q_->work.push_back(std::move(job));
+    ++q_->queued;
+    q_->cv.notify_all();
+  }
+
+  std::unique_ptr<Device> inner_;
+  std::shared_ptr<Queue> q_;
+  std::thread worker_;
+  std::set<unsigned char*> written_;
+};
+
+// The registration: cpu's code generation and compiler, this file's device.
+const bool registered = [] {
+  TargetInfo t = *find_target("cpu");
+  t.name = kLate;
+  t.summary = "test only: the cpu's kernels behind a late, asynchronous queue";
+  t.make_device = [](const CompileOptions& o, std::string* why) -> std::unique_ptr<Device> {
+    return std::make_unique<LateDevice>(find_target("cpu")->make_device(o, why));
+  };
+  const char* cli = "runs the lockstep binary, which has only the built-in targets";
+  const char* same_code = "the cpu's kernels: cpu runs the whole suite on them";
+  t.skips = {{"CheckFaults", cli}, {"DecoderFaults", cli}, {"Conformance", same_code}, {"Harness", same_code}};
+  register_target(std::move(t));
+  return true;
+}();
+
+Graph cut174() { return vits::build_cut(vits::Config{}, {"/flow/flows.0/enc/in_layers.1/Conv"}); }
+
+TEST(RegisteredTarget, IsListedAndCompilesLikeAnyTarget) {
+  ASSERT_TRUE(registered);
+  EXPECT_NE(target_names().find(kLate), std::string::npos);
+  EXPECT_EQ(unavailable_reason(*find_target(kLate)), "");
+  EXPECT_NE(testing::error_of([] { register_target(*find_target(kLate)); }).find("already registered"),
+            std::string::npos);
+}
+
+// Parity with ref, the cpu's exact bytes (the same kernels), and determinism across compiles,
+// the cache, and A-B-A, through check.
+TEST(RegisteredTarget, AgreesWithRefAndCpuAndRepeatsBitForBit) {
+  Graph g = cut174();
+  TensorMap in = vits::seed_inputs(g, 1024);
+  std::vector<Tensor> late = compile(g, kLate)->run(in);
+  std::vector<Tensor> cpu = compile(g, "cpu")->run(in);
+  ASSERT_EQ(late.size(), cpu.size());
+  for (size_t k = 0; k < late.size(); ++k) EXPECT_EQ(tensor_sha256(late[k]), tensor_sha256(cpu[k])) << k;
+  CheckOptions o;
+  o.targets = {kLate};
+  o.fresh = 0;  // fresh processes run the lockstep binary, which lacks this target
+  o.repeat = 3;
+  Report r = run_check(g, in, o);
+  EXPECT_TRUE(r.agree) << r.verdict;
+  for (const StageRow& s : r.stages) EXPECT_NE(s.status, StageRow::Differ) << s.stage << ": " << s.detail;
+}
+
+// Uploads that complete late are safe because the pool waits for each slot's fence: a tiny
+// pool reuses every slot many times and the bytes stay exact.
+TEST(RegisteredTarget, LateUploadsThroughATinyPoolWaitAndStayExact) {
+  Graph g = cut174();
+  TensorMap in = vits::seed_inputs(g, 1024);
+  std::string want = tensor_sha256(compile(g, "cpu")->run(in)[0]);
+  CompileOptions tiny;
+  tiny.staging_slots = 2;
+  tiny.staging_slot_bytes = 512;
+  StagingPool::Stats before = staging_pool(kLate, 2, 512).stats();
+  EXPECT_EQ(tensor_sha256(compile(g, kLate, tiny)->run(in)[0]), want);
+  StagingPool::Stats after = staging_pool(kLate, 2, 512).stats();
+  EXPECT_GT(after.reuses - before.reuses, 20);
+  EXPECT_EQ(after.waits - before.waits, after.reuses - before.reuses);
+}
+
+// The seed's bug on this device: bisect names stage constants and a constant of the model.
+TEST(RegisteredTarget, StagingReuseIsLocalisedToTheConstantsStage) {
+  Graph g = cut174();
+  TensorMap in = vits::seed_inputs(g, 1024);
+  BisectOptions o;
+  o.target = kLate;
+  o.by = BisectOptions::Stage;
+  o.compile.fault = plant_fault("staging-reuse");
+  o.compile.staging_slots = 4;  // the cut's uploads wrap a ring of 4
+  Report r = run_bisect(g, in, o);
+  EXPECT_FALSE(r.agree);
+  const std::string head = "stage constants: resident bytes differ from the host after upload: '";
+  ASSERT_EQ(r.verdict.rfind(head, 0), 0u) << r.verdict;
+  std::string constant = r.verdict.substr(head.size(), r.verdict.find('\'', head.size()) - head.size());
+  int v = g.find_value(constant);
+  ASSERT_GE(v, 0) << constant;
+  EXPECT_TRUE(g.values[v].initializer) << constant;
+}
+
+}  // namespace
+}  // namespace lockstep

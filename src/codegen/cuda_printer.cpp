@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "codegen/gpu_printer.h"
+
 namespace lockstep::codegen {
 
 using namespace kir;
@@ -49,7 +51,9 @@ template <class T> LS_DEV T ls_max_nan(T acc, T x) { return (x > acc || x != x) 
 )";
 }
 
-std::vector<int> cuda_kernel_params(const Kernel& k) {
+std::vector<int> cuda_kernel_params(const Kernel& k) { return kernel_params(k); }
+
+std::vector<int> kernel_params(const Kernel& k) {
   std::vector<int> ps = {k.out};
   for (int b : kernel_inputs(k)) ps.push_back(b);
   return ps;

@@ -8,6 +8,7 @@
 #include "kernel/lower.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
+#include "passes/schedule.h"
 #include "verify/faults.h"
 
 namespace lockstep {
@@ -156,6 +157,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   PipelineResult result;
   result.plan = lower_graph(g, types);
   plan = &result.plan;
+  if (opts.target) legalize(result.plan, *opts.target);
   dump(opts.dump_ir_dir, "lowered.txt", describe(result.plan));
   verify_plan(result.plan);
   inline_views(result.plan, pm);
@@ -164,6 +166,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   remove_dead_kernels(result.plan);
   verify_plan(result.plan);
   plant_kernel_fault(result.plan, fault);  // after the passes, so every target prints it
+  if (opts.target) choose_schedules(result.plan, *opts.target, pm);  // of the plan as printed
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
   result.log = pm.log();
   return result;

@@ -8,6 +8,7 @@
 #include "graph/bind.h"
 #include "graph/graph.h"
 #include "kernel/kernel.h"
+#include "kernel/target_desc.h"
 #include "passes/pass_manager.h"
 
 namespace lockstep {
@@ -17,6 +18,9 @@ struct PipelineOptions {
   bool verify_each = false;   // run the IR verifiers after every application
   std::string dump_ir_dir;    // write the IR after each pass here when set
   std::string fault;          // test aid: CompileOptions::fault (kernel:NODE, pass:N act here)
+  // The target printed for: legalize after lowering, choose_schedules last. Null: neither
+  // (the plan is left unscheduled, for the reference and tests of the passes).
+  const kir::TargetDesc* target = nullptr;
 };
 
 struct PipelineResult {

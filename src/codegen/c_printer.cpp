@@ -200,7 +200,7 @@ std::string CPrinter::comment(const Kernel& k) const {
 }
 
 // Max propagates NaN; a sum adds each term rounded on its own (no fused multiply-add: on the
-// H200 it gained nothing for the decoder, and on the CPU it cost 10-20%).
+// GPU it gained nothing for the decoder, and on the host it cost 10-20%).
 std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const {
   std::string at = compute_type(red.type);
   if (red.fn == Fn::Max) return acc + " = ls_max_nan(" + acc + ", (" + at + ")(" + expr(red.args[0]) + "));";

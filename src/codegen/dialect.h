@@ -24,7 +24,7 @@ struct GpuDialect : CDialect {
   std::string launch_bounds;     // after the qualifier; "{group}": threads per group
   std::string written_space;     // address space of the buffer a kernel writes ("" or "device ")
   std::string read_space;        // ... and of those it reads ("const ", "device const ")
-  std::string param_suffix;      // after each buffer parameter; "{n}": its position ("" in CUDA)
+  std::string param_suffix;      // after each buffer parameter; "{n}": its position (a binding slot)
   std::string extra_params;      // after the buffers: the thread position where it is a parameter
   std::string thread_index;      // index of the thread in its group: "threadIdx.x"
   std::string group_index;       // index of the group: "blockIdx.x"

@@ -10,14 +10,15 @@
 #include <iostream>
 
 #include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cuda_codegen.h"
 #include "runtime/device_layout.h"
 #include "backend/cuda/launch.h"
 #include "backend/cuda/nvrtc_compiler.h"
-#include "codegen/cuda_printer.h"
 #include "core/error.h"
 #include "frontend/onnx_import.h"
 #include "graph/bind.h"
 #include "passes/pipeline.h"
+#include "passes/schedule.h"
 #include "verify/harness.h"
 #include "test_util.h"
 #include "vits.h"
@@ -41,9 +42,11 @@ TensorMap zero_inputs(const OpCase& c, const Graph& g) {
   return feed;
 }
 
-// NVRTC-compiles the plan's whole translation unit; returns its kernel count.
-size_t compile_plan(const kir::Plan& p) {
-  cuda::DeviceCode code = cuda::nvrtc_compile(codegen::cuda_program_source(p), cuda::default_compute_capability());
+// Schedules the plan for cuda and NVRTC-compiles its whole translation unit; returns its
+// kernel count.
+size_t compile_plan(kir::Plan p) {
+  choose_schedules(p, cuda::target_desc());
+  cuda::DeviceCode code = cuda::nvrtc_compile(cuda::program_source(p), cuda::default_compute_capability());
   EXPECT_FALSE(code.image.empty());
   return p.kernels.size();
 }

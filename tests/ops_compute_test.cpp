@@ -35,7 +35,7 @@ struct OneNode {
     return v;
   }
   void node(const std::string& op, const std::vector<int>& ins, std::map<std::string, Attr> attrs) {
-    Node n{"the_" + op, op, "", ins, {}, std::move(attrs)};
+    Node n{"the_" + op, op, "", ins, {}, std::move(attrs), "the_" + op};  // id: how messages name it
     int out = g.add_value("y");
     g.values[out].producer = 0;
     n.outputs.push_back(out);

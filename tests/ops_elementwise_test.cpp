@@ -34,7 +34,7 @@ struct Net {
   int node(const std::string& op, const std::vector<int>& ins,
            std::map<std::string, Attr> attrs = {}) {
     int idx = static_cast<int>(g.nodes.size());
-    Node n{"the_" + op, op, "", ins, {}, std::move(attrs)};
+    Node n{"the_" + op, op, "", ins, {}, std::move(attrs), "the_" + op};  // id: how messages name it
     int out = g.add_value(op + "_out" + std::to_string(idx));
     g.values[out].producer = idx;
     n.outputs.push_back(out);

@@ -7,10 +7,11 @@
 #include <limits>
 
 #include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cuda_codegen.h"
 #include "backend/cuda/nvrtc_compiler.h"
-#include "codegen/cuda_printer.h"
 #include "graph/builder.h"
 #include "passes/pipeline.h"
+#include "passes/schedule.h"
 #include "ref/interpreter.h"
 #include "runtime/program.h"
 #include "test_util.h"
@@ -196,7 +197,8 @@ TEST(RuntimeChecksCuda, IntegerDivChecksCompileWithNvrtc) {
     TensorMap in = {{"a", Tensor(t, {2, 3})}, {"d", Tensor(t, {2, 3})}};
     kir::Plan plan = testing::plan_for(g, in);
     EXPECT_EQ(plan.checks.size(), 1u);
-    EXPECT_FALSE(cuda::nvrtc_compile(codegen::cuda_program_source(plan), cuda::default_compute_capability()).image.empty());
+    choose_schedules(plan, cuda::target_desc());
+    EXPECT_FALSE(cuda::nvrtc_compile(cuda::program_source(plan), cuda::default_compute_capability()).image.empty());
   }
 }
 

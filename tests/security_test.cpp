@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cuda_codegen.h"
 #include "backend/cuda/nvrtc_compiler.h"
 #include "codegen/c_printer.h"
-#include "codegen/cuda_printer.h"
 #include "core/dirs.h"
 #include "core/process.h"
 #include "frontend/npy.h"
@@ -21,6 +21,7 @@
 #include "graph/bind.h"
 #include "graph/builder.h"
 #include "passes/pipeline.h"
+#include "passes/schedule.h"
 #include "runtime/program.h"
 #include "test_util.h"
 
@@ -117,7 +118,9 @@ TEST(HostileNames, CpuSourceCompilesAndHoldsNoRawName) {
 
 TEST(HostileNames, CudaSourceCompilesAndHoldsNoRawName) {
   Graph g = hostile_graph();
-  std::string src = codegen::cuda_program_source(testing::plan_for(g, hostile_inputs()));
+  kir::Plan plan = testing::plan_for(g, hostile_inputs());
+  choose_schedules(plan, cuda::target_desc());
+  std::string src = cuda::program_source(plan);
   expect_inert(src, "cuda source");
   std::string why;
   if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not here, the CUDA source was checked but not compiled: " << why;

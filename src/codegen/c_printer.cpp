@@ -1,10 +1,11 @@
 #include "codegen/c_printer.h"
 
 #include <cctype>
-#include <cstring>
-
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+
+#include "core/error.h"
 
 namespace lockstep::codegen {
 
@@ -31,12 +32,12 @@ std::string CPrinter::storage_type(DType t) const {
     case DType::u32: return "uint32_t";
     case DType::i64: return "int64_t";
     case DType::u64: return "uint64_t";
-    default: return "void";
+    default: throw InternalError(std::string("internal: code generation has no type for ") + dtype_name(t));
   }
 }
 
 std::string CPrinter::math(const char* base, DType t) const {
-  return t == DType::f64 ? base : std::string(base) + "f";
+  return t == DType::f64 ? base : std::string(base) + d_.math_suffix;
 }
 
 // Floats print as hex literals: exact, and identical on every target.
@@ -82,7 +83,9 @@ std::string CPrinter::load_value(const Expr& e) const {
   }
 }
 
-static const char* infix(Fn fn) {
+namespace {
+
+const char* infix(Fn fn) {
   switch (fn) {
     case Fn::Add: return "+";
     case Fn::Sub: return "-";
@@ -97,10 +100,45 @@ static const char* infix(Fn fn) {
   }
 }
 
+constexpr size_t kShownExpr = 80;  // of an unprintable expression, in the error
+
+}  // namespace
+
+std::string CPrinter::unary(const Expr& e, const std::string& a) const {
+  bool fl = dtype_is_float(e.type);
+  switch (e.fn) {
+    case Fn::Neg: return "(-" + a + ")";
+    case Fn::Not: return "(!" + a + ")";
+    case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : "ls_iabs(" + a + ")";
+    case Fn::Exp: return math("exp", e.type) + "(" + a + ")";
+    case Fn::Log: return math("log", e.type) + "(" + a + ")";
+    case Fn::Sqrt: return math("sqrt", e.type) + "(" + a + ")";
+    case Fn::Tanh: return math("tanh", e.type) + "(" + a + ")";
+    case Fn::Erf: return math("erf", e.type) + "(" + a + ")";
+    case Fn::Floor: return math("floor", e.type) + "(" + a + ")";
+    case Fn::Sigmoid: return (e.type == DType::f64 ? "ls_sigmoid_d(" : "ls_sigmoid(") + a + ")";
+    default: return "";
+  }
+}
+
+std::string CPrinter::binary(const Expr& e, const std::string& a, const std::string& b) const {
+  if (const char* op = infix(e.fn)) return "(" + a + " " + op + " " + b + ")";
+  bool fl = dtype_is_float(e.type);
+  switch (e.fn) {
+    case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
+    case Fn::Pow: return math("pow", e.type) + "(" + a + ", " + b + ")";
+    case Fn::Min: return "ls_min(" + a + ", " + b + ")";
+    case Fn::Max: return "ls_max(" + a + ", " + b + ")";
+    case Fn::IDiv: return "ls_idiv(" + a + ", " + b + ")";
+    case Fn::IPow: return "ls_ipow(" + a + ", " + b + ")";
+    default: return "";
+  }
+}
+
 std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
   const Expr& e = *ep;
   auto a = [&](size_t k) { return expr(e.args[k], acc); };
-  bool fl = dtype_is_float(e.type);
+  std::string s;
   switch (e.op) {
     case Op::Const: return literal(e);
     case Op::Var: return "v" + std::to_string(e.i);
@@ -112,34 +150,11 @@ std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
       if (e.type == DType::bf16) return "ls_round_bf(" + a(0) + ")";
       if (e.type == DType::boolean) return "(" + a(0) + " != 0)";
       return "((" + compute_type(e.type) + ")(" + a(0) + "))";
-    case Op::Unary:
-      switch (e.fn) {
-        case Fn::Neg: return "(-" + a(0) + ")";
-        case Fn::Not: return "(!" + a(0) + ")";
-        case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a(0) + ")" : "ls_iabs(" + a(0) + ")";
-        case Fn::Exp: return math("exp", e.type) + "(" + a(0) + ")";
-        case Fn::Log: return math("log", e.type) + "(" + a(0) + ")";
-        case Fn::Sqrt: return math("sqrt", e.type) + "(" + a(0) + ")";
-        case Fn::Tanh: return math("tanh", e.type) + "(" + a(0) + ")";
-        case Fn::Erf: return math("erf", e.type) + "(" + a(0) + ")";
-        case Fn::Floor: return math("floor", e.type) + "(" + a(0) + ")";
-        case Fn::Sigmoid: return (e.type == DType::f64 ? "ls_sigmoid_d(" : "ls_sigmoid(") + a(0) + ")";
-        default: break;
-      }
-      break;
-    case Op::Binary:
-      if (const char* op = infix(e.fn)) return "(" + a(0) + " " + op + " " + a(1) + ")";
-      switch (e.fn) {
-        case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a(0) + ", " + a(1) + ")" : "(" + a(0) + " % " + a(1) + ")";
-        case Fn::Pow: return math("pow", e.type) + "(" + a(0) + ", " + a(1) + ")";
-        case Fn::Min: return "ls_min(" + a(0) + ", " + a(1) + ")";
-        case Fn::Max: return "ls_max(" + a(0) + ", " + a(1) + ")";
-        case Fn::IDiv: return "ls_idiv(" + a(0) + ", " + a(1) + ")";
-        default: break;
-      }
-      break;
+    case Op::Unary: s = e.args.size() == 1 ? unary(e, a(0)) : ""; break;
+    case Op::Binary: s = e.args.size() == 2 ? binary(e, a(0), a(1)) : ""; break;
   }
-  return "/*unprintable*/0";
+  if (s.empty()) throw InternalError("internal: code generation cannot print the expression " + to_string(ep).substr(0, kShownExpr));
+  return s;
 }
 
 std::string CPrinter::store(const Plan& p, const Kernel& k, const std::string& flat, const std::string& value) const {
@@ -185,18 +200,20 @@ std::string CPrinter::comment(const Kernel& k) const {
 }
 
 // Max propagates NaN; a sum adds each term rounded on its own (no fused multiply-add: on the
-// H200 it gained nothing for the decoder, and on the CPU it cost 10-20%).
+// GPU it gained nothing for the decoder, and on the host it cost 10-20%).
 std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const {
   std::string at = compute_type(red.type);
   if (red.fn == Fn::Max) return acc + " = ls_max_nan(" + acc + ", (" + at + ")(" + expr(red.args[0]) + "));";
   return acc + " = " + acc + " + (" + at + ")(" + expr(red.args[0]) + ");";
 }
 
-int64_t CPrinter::reduce_rows(const Shape& s, int64_t most) {
-  if (s.size() < 2) return 1;
-  int64_t rows = most;
-  while (rows > 1 && s[s.size() - 2] % rows != 0) rows /= 2;
-  return rows;
+std::string CPrinter::reduce_init(const Expr& red) {
+  if (red.fn != Fn::Max) return "0";
+  return dtype_is_float(red.type) ? "-INFINITY" : "INT64_MIN";
+}
+
+std::string CPrinter::loop(const std::string& v, int64_t extent) {
+  return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(extent) + "; ++" + v + ")\n";
 }
 
 std::string CPrinter::buffer_bytes_init(const Plan& p) {

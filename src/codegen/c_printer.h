@@ -1,10 +1,10 @@
-// One C-style printer for every target. It prints expression trees, loads and stores; a
-// target subclass supplies data (type names, qualifiers, math spellings) and the shape of a
-// kernel around the per-element code (loops on the CPU, thread indices on GPUs).
+// The C-style printing every target shares: expression trees, loads, stores and the reduction
+// step, spelled through the target's CDialect. The host and GPU printers build kernels on it.
 #pragma once
 #include <string>
 #include <string_view>
 
+#include "codegen/dialect.h"
 #include "kernel/kernel.h"
 
 namespace lockstep::codegen {
@@ -18,25 +18,18 @@ std::string comment_text(std::string_view user);
 
 class CPrinter {
  public:
-  virtual ~CPrinter() = default;
-  // Source of one kernel, with the ONNX nodes it computes in a comment.
-  virtual std::string kernel(const kir::Plan& p, const kir::Kernel& k) const = 0;
-  // Everything before the kernels: includes and the helper functions the kernels call.
-  virtual std::string prelude() const = 0;
-  // Rows of the dim before the last that one reduction tile (or GPU thread) computes: the
-  // largest power of two up to `most` dividing it; 1 for rank < 2.
-  static int64_t reduce_rows(const Shape& s, int64_t most);
+  explicit CPrinter(CDialect d) : d_(std::move(d)) {}
+  // One element's value; a Reduce stands for the accumulator `acc`. An expression no target
+  // can print (a broken IR) is an InternalError naming it.
+  std::string expr(const kir::ExprP& e, const std::string& acc = "") const;
+  const CDialect& dialect() const { return d_; }
 
  protected:
   // Spelling of a dtype in arithmetic (f16/bf16 compute in float) and in memory.
-  virtual std::string compute_type(DType t) const;
-  virtual std::string storage_type(DType t) const;
-  // Math function for a float type: "tanhf" on C, "tanh" on Metal...
-  virtual std::string math(const char* base, DType t) const;
-  virtual std::string literal(const kir::Expr& e) const;
-
-  // Shared printing.
-  std::string expr(const kir::ExprP& e, const std::string& acc = "") const;
+  std::string compute_type(DType t) const;
+  std::string storage_type(DType t) const;
+  std::string math(const char* base, DType t) const;  // "tanhf" for float in C
+  std::string literal(const kir::Expr& e) const;
   std::string index(const kir::Expr& load) const;
   std::string load_value(const kir::Expr& e) const;
   std::string store(const kir::Plan& p, const kir::Kernel& k, const std::string& flat, const std::string& value) const;
@@ -44,9 +37,17 @@ class CPrinter {
   std::string comment(const kir::Kernel& k) const;
   // "ACC = ..." folding a reduction's next term into its accumulator `acc`.
   std::string reduce_step(const kir::Expr& red, const std::string& acc) const;
+  // The accumulator's first value: the identity of the reduction.
+  static std::string reduce_init(const kir::Expr& red);
   static std::string buf_name(int b) { return "b" + std::to_string(b); }
+  static std::string loop(const std::string& v, int64_t extent);  // "for (int64_t v = 0; v < N; ++v)\n"
   // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
   static std::string buffer_bytes_init(const kir::Plan& p);
+
+ private:
+  std::string unary(const kir::Expr& e, const std::string& a) const;
+  std::string binary(const kir::Expr& e, const std::string& a, const std::string& b) const;
+  CDialect d_;
 };
 
 }  // namespace lockstep::codegen

@@ -85,7 +85,10 @@ static std::string value_name(const Graph& g, int v) {
 
 static void node_to_proto(const Graph& g, int n, onnx::NodeProto* p) {
   const Node& node = g.nodes[n];
-  p->set_name(node.name);
+  // The id, not the (maybe empty or repeated) name: a reduced model, whose positions differ,
+  // re-imports with the ids its nodes had here, so its reports and faults name the same nodes.
+  // A uniquely named node's id is its name (hand-built nodes may have no id yet).
+  p->set_name(node.id.empty() ? node.name : node.id);
   p->set_op_type(node.op_type);
   if (!node.domain.empty()) p->set_domain(node.domain);
   for (int v : node.inputs) p->add_input(value_name(g, v));

@@ -21,8 +21,9 @@ struct ExportOptions {
   bool value_info = false;
 };
 
-// Graph outputs whose dtype is unknown get their type from shape inference. Throws Error for
-// what ONNX cannot hold (an unnamed value, an attribute of unsupported kind).
+// Each node is written with its id as its name. Graph outputs whose dtype is unknown get their
+// type from shape inference. Throws Error for what ONNX cannot hold (an unnamed value, an
+// attribute of unsupported kind).
 onnx::ModelProto export_model(const Graph& g, const ExportOptions& opts = {});
 
 // Writes the model atomically: a temporary file next to `path`, then rename.

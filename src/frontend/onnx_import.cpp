@@ -132,16 +132,19 @@ static void import_nodes(const onnx::GraphProto& gp, const std::string& base_dir
   std::vector<int> order = topo_order(gp, ids, g.source);
   for (int n : order) {
     const auto& np = gp.node(n);
-    Node node{np.name(), np.op_type(), np.domain() == "ai.onnx" ? "" : np.domain(), {}, {}, {}};
-    int idx = static_cast<int>(g.nodes.size());
-    std::string what = "node '" + (np.name().empty() ? np.op_type() + "#" + std::to_string(idx) : np.name()) +
-                       "' (" + np.op_type() + ")";
+    g.nodes.push_back(Node{np.name(), np.op_type(), np.domain() == "ai.onnx" ? "" : np.domain(), {}, {}, {}, {}});
+  }
+  assign_node_ids(g);  // once, in import order; every later copy of the graph keeps them
+  for (size_t idx = 0; idx < order.size(); ++idx) {
+    const auto& np = gp.node(order[idx]);
+    Node& node = g.nodes[idx];
+    std::string what = g.label(static_cast<int>(idx));
     for (const auto& i : np.input()) node.inputs.push_back(i.empty() ? -1 : ids.at(i));
     for (const auto& o : np.output()) {
       if (o.empty()) { node.outputs.push_back(-1); continue; }
       if (ids.count(o)) throw Error(what + ": output '" + o + "' is defined more than once");
       int v = g.add_value(o);
-      g.values[v].producer = idx;
+      g.values[v].producer = static_cast<int>(idx);
       ids[o] = v;
       node.outputs.push_back(v);
     }
@@ -149,7 +152,6 @@ static void import_nodes(const onnx::GraphProto& gp, const std::string& base_dir
       if (node.attrs.count(a.name())) throw Error(what + ": attribute '" + a.name() + "' is given twice");
       node.attrs[a.name()] = attr_from_proto(a, base_dir, what);
     }
-    g.nodes.push_back(std::move(node));
   }
 }
 

@@ -115,6 +115,7 @@ int GraphBuilder::find(const std::string& value_name) const {
 }
 
 Graph GraphBuilder::finish() {
+  assign_node_ids(g_);  // once, in the order nodes were added, as import does
   verify_graph(g_);
   Graph out = std::move(g_);
   g_ = Graph{};

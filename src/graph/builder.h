@@ -45,7 +45,7 @@ class GraphBuilder {
 
   const Graph& graph() const { return g_; }
   int find(const std::string& value_name) const;  // -1 when absent
-  // Verifies the graph (SSA, order, references) and hands it over.
+  // Gives nodes their ids (assign_node_ids), verifies the graph and hands it over.
   Graph finish();
 
  private:

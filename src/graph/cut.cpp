@@ -10,9 +10,8 @@ int resolve_cut_name(const Graph& g, const std::string& name) {
   if (name.empty()) return -1;
   int v = g.find_value(name);
   if (v >= 0) return v;
-  for (const Node& n : g.nodes)
-    if (n.name == name) return n.outputs.empty() ? -1 : n.outputs[0];
-  return -1;
+  int n = g.find_node(name);  // a named node's id is its name
+  return n < 0 || g.nodes[n].outputs.empty() ? -1 : g.nodes[n].outputs[0];
 }
 
 static std::vector<int> resolve_all(const Graph& g, const std::vector<std::string>& names) {

@@ -32,13 +32,63 @@ int Graph::add_value(const std::string& name, TypeInfo type) {
   return static_cast<int>(values.size()) - 1;
 }
 
+int Graph::find_node(const std::string& id) const {
+  for (size_t n = 0; n < nodes.size(); ++n)
+    if (nodes[n].id == id) return static_cast<int>(n);
+  return -1;
+}
+
 std::string Graph::label(int node) const {
-  const Node& n = nodes[node];
-  std::string id = n.name.empty() ? n.op_type + "#" + std::to_string(node) : n.name;
-  return "node '" + id + "' (" + n.op_type + ")";
+  return "node '" + node_id(*this, node) + "' (" + nodes[node].op_type + ")";
+}
+
+const std::string& node_id(const Graph& g, int node) { return g.nodes[node].id; }
+
+namespace {
+
+// `want`, or the first of want~2, want~3, ... that is not taken; records it as taken.
+std::string claim(std::set<std::string>& taken, const std::string& want) {
+  std::string id = want;
+  for (int k = 2; taken.count(id); ++k) id = want + "~" + std::to_string(k);
+  taken.insert(id);
+  return id;
+}
+
+std::set<std::string> taken_ids(const Graph& g) {
+  std::set<std::string> taken;
+  for (const Node& n : g.nodes)
+    if (!n.id.empty()) taken.insert(n.id);
+  return taken;
+}
+
+}  // namespace
+
+void assign_node_ids(Graph& g) {
+  std::set<std::string> taken = taken_ids(g);
+  // Names first, so an unnamed node's generated id never takes a name the file gave.
+  for (Node& n : g.nodes)
+    if (n.id.empty() && !n.name.empty()) n.id = claim(taken, n.name);
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (g.nodes[k].id.empty()) g.nodes[k].id = claim(taken, g.nodes[k].op_type + "#" + std::to_string(k));
+}
+
+std::string derived_node_id(const Graph& g, int from, const std::string& op_type) {
+  std::set<std::string> taken = taken_ids(g);
+  return claim(taken, node_id(g, from) + "/" + op_type);
+}
+
+// Ids name nodes in faults and reports, so each must name exactly one node.
+static void verify_node_ids(const Graph& g) {
+  std::set<std::string> seen;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.nodes[n].id.empty())
+      throw Error("node #" + std::to_string(n) + " (" + g.nodes[n].op_type + ") has no id");
+    if (!seen.insert(g.nodes[n].id).second) throw Error(g.label(n) + ": another node has the same id");
+  }
 }
 
 void verify_graph(const Graph& g) {
+  verify_node_ids(g);  // first: the messages below name nodes by id
   std::vector<bool> defined(g.values.size(), false);
   for (size_t v = 0; v < g.values.size(); ++v)
     if (g.values[v].initializer) defined[v] = true;

@@ -48,12 +48,15 @@ struct Value {
 };
 
 struct Node {
-  std::string name;     // as in the ONNX file; may be empty there, see Graph::label
+  std::string name;     // as in the ONNX file; may be empty there (see `id`)
   std::string op_type;
   std::string domain;   // "" for the default ONNX domain
   std::vector<int> inputs;   // value ids; -1 for an omitted optional input
   std::vector<int> outputs;  // value ids; -1 for an omitted optional output
   std::map<std::string, Attr> attrs;
+  // Stable identity, given once when the graph is made (assign_node_ids) and copied with the
+  // node by every pass, cut and subgraph, so removing a node never renames another.
+  std::string id = {};
 
   const Attr* attr(const std::string& key) const;
   bool has(const std::string& key) const { return attrs.count(key) != 0; }
@@ -71,11 +74,24 @@ struct Graph {
 
   int find_value(const std::string& name) const;  // -1 when absent
   int add_value(const std::string& name, TypeInfo type = {});
-  // "node 'x' (Conv)"; an unnamed node is called by op type and index, "Conv#12".
+  int find_node(const std::string& id) const;  // the node with this id; -1 when absent
+  // "node 'x' (Conv)", by the node's id.
   std::string label(int node) const;
 };
 
-// Checks SSA form, topological order, value references and output coverage; throws Error.
+// The one spelling of a node in reports, kernel comments, pass logs, faults, bisect and reduce.
+const std::string& node_id(const Graph& g, int node);
+
+// Gives each node without an id one: its ONNX name, else "OpType#k" (k: its index in g.nodes,
+// which is import order when a graph is made). Names claim first, then generated ids, each in
+// node order; an id already taken gets "~2", "~3", ... (the first free), so ids are unique.
+void assign_node_ids(Graph& g);
+
+// A unique id for a node a transformation creates from node `from`: "<from's id>/<op_type>".
+std::string derived_node_id(const Graph& g, int from, const std::string& op_type);
+
+// Checks SSA form, topological order, value references, output coverage and that node ids are
+// present and unique; throws Error.
 void verify_graph(const Graph& g);
 
 }  // namespace lockstep

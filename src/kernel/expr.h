@@ -32,6 +32,9 @@ enum class Fn : uint8_t {
   // ONNX integer Div, one call so fusion never copies its operands: truncating, 0 for a zero
   // divisor (a check kernel reports those), MIN / -1 wraps to MIN; it never traps.
   IDiv,
+  // Exact integer power in the base's type (wrapping like repeated multiplication); for a
+  // negative exponent the truncated value (only |base| == 1 survives). Made by legalize.
+  IPow,
 };
 
 struct Expr;

@@ -26,7 +26,15 @@ std::string describe(const Plan& p, const Kernel& k) {
   for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
   const Buffer& b = p.buffers[k.out];
   return k.name + " [" + nodes + "]: b" + std::to_string(k.out) + dtype_name(b.dtype) +
-         shape_str(b.shape) + " = " + to_string(k.body);
+         shape_str(b.shape) + " = " + to_string(k.body) + (k.schedule.chosen() ? " {" + describe(k.schedule) + "}" : "");
+}
+
+std::string describe(const Schedule& s) {
+  auto f = [](const char* name, int64_t v) { return std::string(" ") + name + "=" + std::to_string(v); };
+  if (s.loops == Schedule::Loops::Host) return "host" + f("lanes", s.lanes) + f("rows", s.rows) + f("tile_at", s.tile_at);
+  if (s.loops == Schedule::Loops::Gpu)
+    return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) + f("unroll", s.unroll);
+  return "unscheduled";
 }
 
 std::string describe(const Plan& p) {

@@ -7,6 +7,7 @@
 
 #include "core/tensor.h"
 #include "kernel/expr.h"
+#include "kernel/schedule.h"
 
 namespace lockstep::kir {
 
@@ -29,6 +30,7 @@ struct Kernel {
   std::vector<std::string> nodes;   // ONNX nodes it computes, in graph order
   int out = -1;                     // buffer written
   ExprP body;
+  Schedule schedule;                // loop layout on the target, set by choose_schedules
   const Shape& shape(const std::vector<Buffer>& bufs) const { return bufs[out].shape; }
 };
 

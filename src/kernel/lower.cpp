@@ -26,11 +26,6 @@ ExprP Lowering::read_bcast(int v, size_t rank) const {
   return read(v, std::move(idx));
 }
 
-static std::string node_id(const Graph& g, int n) {
-  const Node& node = g.nodes[n];
-  return node.name.empty() ? node.op_type + "#" + std::to_string(n) : node.name;
-}
-
 void Lowering::emit(int n, int v, ExprP body) {
   buf[v] = add_buffer(Buffer::Temp, type(v).dtype, shape(v), g.values[v].name);
   Kernel k;

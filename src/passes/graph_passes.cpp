@@ -7,11 +7,6 @@ namespace lockstep {
 
 namespace {
 
-std::string node_id(const Graph& g, int n) {
-  const Node& node = g.nodes[n];
-  return node.name.empty() ? node.op_type + "#" + std::to_string(n) : node.name;
-}
-
 // Drops nodes marked dead and renumbers producer links.
 void remove_nodes(Graph& g, const std::vector<bool>& dead) {
   std::vector<Node> kept;

@@ -21,6 +21,16 @@ void PassManager::finished() {
   if (after_each && !log_.empty()) after_each(log_.back());
 }
 
+void PassManager::required(const std::string& pass, const std::string& what) {
+  PassRecord r;
+  r.number = static_cast<int>(log_.size()) + 1;
+  r.pass = pass;
+  r.what = what;
+  r.applied = true;
+  log_.push_back(std::move(r));
+  finished();
+}
+
 int PassManager::applied_count() const {
   int n = 0;
   for (const PassRecord& r : log_) n += r.applied;

@@ -48,6 +48,8 @@ class PassManager {
   bool request(const std::string& pass, const std::string& what, NodeList nodes);
   // Marks the last granted application as carried out; runs after_each on it.
   void finished();
+  // Numbers an application that always runs, whatever the limit (the schedule), and finishes it.
+  void required(const std::string& pass, const std::string& what);
   const std::vector<PassRecord>& log() const { return log_; }
   int applied_count() const;
   // Called after each applied application (IR verifier, IR dump); may throw.

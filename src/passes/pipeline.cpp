@@ -8,6 +8,7 @@
 #include "kernel/lower.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
+#include "passes/schedule.h"
 
 namespace lockstep {
 
@@ -154,6 +155,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   PipelineResult result;
   result.plan = lower_graph(g, types);
   plan = &result.plan;
+  if (opts.target) legalize(result.plan, *opts.target);
   dump(opts.dump_ir_dir, "lowered.txt", describe(result.plan));
   verify_plan(result.plan);
   inline_views(result.plan, pm);
@@ -162,6 +164,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   remove_dead_kernels(result.plan);
   verify_plan(result.plan);
   if (opts.fault) opts.fault->plan_ready(result.plan);  // after the passes, so every target prints it
+  if (opts.target) choose_schedules(result.plan, *opts.target, pm);  // of the plan as printed
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
   result.log = pm.log();
   return result;

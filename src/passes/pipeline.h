@@ -18,7 +18,9 @@ struct PipelineOptions {
   bool verify_each = false;   // run the IR verifiers after every application
   std::string dump_ir_dir;    // write the IR after each pass here when set
   const FaultHooks* fault = nullptr;  // test aid: a planted bug (kernel:NODE, pass:N act here)
-  const kir::TargetDesc* target = nullptr;  // legalise and schedule for it; null: stop before
+  // The target printed for: legalize after lowering, choose_schedules last. Null: neither
+  // (the plan is left unscheduled, for the reference and tests of the passes).
+  const kir::TargetDesc* target = nullptr;
 };
 
 struct PipelineResult {

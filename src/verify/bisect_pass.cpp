@@ -1,6 +1,7 @@
 // --by pass: binary search over --pass-limit (LLVM's -opt-bisect-limit) for the first pass
 // application after which the target diverges. Every limit is a correct program by design,
 // so a limit that diverges has a wrong application at or before it.
+#include "passes/schedule.h"
 #include "verify/bisect_steps.h"
 
 namespace lockstep {
@@ -13,6 +14,8 @@ PassFinding Bisector::passes(bool zero_first) {
   }
   std::vector<std::string> log = main().pass_log();
   int total = static_cast<int>(log.size());
+  // The schedule record closes the log and always runs: no limit can leave it out.
+  while (total > 0 && parse_pass_record(log[total - 1]).pass == kSchedulePass) --total;
   if (o_.compile.pass_limit >= 0) total = std::min(total, o_.compile.pass_limit);
   auto diverges_at = [&](int limit) {
     CompileOptions o = o_.compile;

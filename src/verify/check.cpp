@@ -143,11 +143,6 @@ std::vector<RefTensor> reference_run(const Graph& g, const TensorMap& inputs, co
   return outs;
 }
 
-std::string node_id(const Graph& g, int n) {
-  const Node& node = g.nodes[n];
-  return node.name.empty() ? node.op_type + "#" + std::to_string(n) : node.name;
-}
-
 std::map<std::string, int> node_positions(const Graph& g) {
   std::map<std::string, int> pos;
   for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) pos.emplace(node_id(g, n), n);

@@ -69,9 +69,8 @@ std::vector<RefTensor> reference_run(const Graph& g, const TensorMap& inputs, co
                                      const CompileOptions& o,
                                      const std::function<void(const std::string&, const RefTensor&)>& on_value = {});
 
-// Position of each ONNX node id ("name", or "Op#index" for unnamed nodes) in g's order.
+// Position of each node id (graph.h's node_id) in g's current order: ids stay, positions move.
 std::map<std::string, int> node_positions(const Graph& g);
-std::string node_id(const Graph& g, int n);
 
 // Compares a program's captured fusion groups with the reference's values of the same graph
 // values as the reference computes them (nothing float64 is kept).

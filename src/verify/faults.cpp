@@ -25,8 +25,16 @@ namespace {
 
 const char* kinds_list = "staging-reuse, kernel:NODE, pass:N, cache-by-name, uninit:NODE";
 
-std::string node_id(const Graph& g, size_t n) {
-  return g.nodes[n].name.empty() ? g.nodes[n].op_type + "#" + std::to_string(n) : g.nodes[n].name;
+// What someone who typed a misspelt or position-based id may have meant: how ids are made,
+// and the ids of the nodes of the op type it names ("Relu#1" -> the Relu nodes).
+std::string id_hint(const Graph& g, const std::string& id) {
+  std::string hint = "a node's id is its ONNX name, else OpType#k with k its index in import order";
+  std::string op = id.substr(0, id.find('#')), same;
+  int count = 0;
+  for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n)
+    if (g.nodes[n].op_type == op && ++count <= 6) same += (same.empty() ? "" : ", ") + node_id(g, n);
+  if (count == 0) return hint;
+  return hint + "; the " + op + " nodes: " + same + (count > 6 ? ", ..." : "");
 }
 
 int64_t load_numel(const Expr& e) { return shape_numel(e.shape); }
@@ -75,10 +83,9 @@ Fault parse_fault(const std::string& spec) {
 void check_fault_applies(const std::string& spec, const Graph& g) {
   Fault f = parse_fault(spec);
   if (f.kind != Fault::Kernel && f.kind != Fault::Uninit) return;
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    if (node_id(g, n) == f.node) return;
+  if (g.find_node(f.node) >= 0) return;
   throw Error("--inject-fault " + spec + ": the model has no node named '" + f.node + "'" +
-              (g.source.empty() ? "" : " ('" + g.source + "')"));
+              (g.source.empty() ? "" : " ('" + g.source + "')") + " (" + id_hint(g, f.node) + ")");
 }
 
 void check_pass_fault(const std::string& spec, const std::vector<std::string>& pass_log) {

@@ -12,7 +12,7 @@ namespace lockstep {
 struct Fault {
   enum Kind { None, StagingReuse, Kernel, Pass, CacheByName, Uninit };
   Kind kind = None;
-  std::string node;  // Kernel, Uninit: the ONNX node (name, or "Op#index" for unnamed nodes)
+  std::string node;  // Kernel, Uninit: the node's id (graph.h's node_id)
   int pass = 0;      // Pass: the 1-based pass application number
   explicit operator bool() const { return kind != None; }
 };
@@ -20,7 +20,7 @@ struct Fault {
 // "" -> no fault. Throws Error for an unknown kind or a malformed WHERE.
 Fault parse_fault(const std::string& spec);
 
-// Throws Error when a NODE fault names a node `g` does not have. Compiles of other graphs
+// Throws Error when a NODE fault names a node id `g` does not have. Compiles of other graphs
 // (cuts, single groups) simply do not see a NODE fault whose node they lack.
 void check_fault_applies(const std::string& spec, const Graph& g);
 

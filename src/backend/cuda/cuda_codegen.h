@@ -1,0 +1,22 @@
+// The cuda target's code generation: its TargetDesc (limits and schedule parameters) and the
+// CUDA translation unit NVRTC compiles from a scheduled plan.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/target_desc.h"
+
+namespace lockstep::cuda {
+
+const kir::TargetDesc& target_desc();
+// Prelude + every kernel + epilogue (device globals ls_buffer_bytes, ls_buffer_count), for a
+// plan whose schedules were chosen for target_desc(). Kernel k is launched with
+// k.schedule.threads work items in groups of k.schedule.group, its arguments the buffers
+// codegen::kernel_params(k) lists.
+std::string program_source(const kir::Plan& p);
+// The same text in files for --emit-source: the prelude, one file per kernel, the epilogue.
+std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,122 @@
+#include "codegen/gpu_printer.h"
+
+#include <map>
+
+#include "codegen/prelude.h"
+#include "core/error.h"
+
+namespace lockstep::codegen {
+
+using namespace kir;
+
+std::vector<int> kernel_params(const Kernel& k) {
+  std::vector<int> ps = {k.out};
+  for (int b : kernel_inputs(k)) ps.push_back(b);
+  return ps;
+}
+
+namespace {
+
+// `text` with every `key` replaced by `value`.
+std::string filled(std::string text, const std::string& key, const std::string& value) {
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+    text.replace(at, key.size(), value);
+  return text;
+}
+
+// v0..v{r-1} from the flat index i (row-major); size-1 dims are 0. Dims in `renamed` are
+// declared under the name given instead.
+std::string unflatten(const Shape& s, const std::map<size_t, std::string>& renamed = {}) {
+  std::vector<int64_t> strides = shape_strides(s);
+  std::string src;
+  for (size_t d = 0; d < s.size(); ++d) {
+    auto it = renamed.find(d);
+    std::string v = it != renamed.end() ? it->second : "v" + std::to_string(d), e;
+    if (s[d] == 1) e = "0";
+    else if (d == 0) e = strides[d] == 1 ? "i" : "i / " + std::to_string(strides[d]);
+    else e = (strides[d] == 1 ? "i" : "(i / " + std::to_string(strides[d]) + ")") + " % " + std::to_string(s[d]);
+    src += "    const int64_t " + v + " = " + e + "; (void)" + v + ";\n";
+  }
+  return src;
+}
+
+}  // namespace
+
+std::string GpuPrinter::prelude() const { return g_.header + helper_functions(g_); }
+
+std::string GpuPrinter::signature(const Plan& p, const Kernel& k) const {
+  std::string bounds = filled(g_.launch_bounds, "{group}", std::to_string(k.schedule.group));
+  std::string src = comment(k) + g_.kernel_qualifier + " " + (bounds.empty() ? "" : bounds + " ") + k.name + "(";
+  std::vector<int> params = kernel_params(k);
+  for (size_t a = 0; a < params.size(); ++a) {
+    std::string t = storage_type(p.buffers[params[a]].dtype);
+    src += std::string(a ? ", " : "") + (a ? g_.read_space : g_.written_space) + t + "* " + g_.restrict_kw + " " +
+           buf_name(params[a]) + filled(g_.param_suffix, "{n}", std::to_string(a));
+  }
+  return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n";
+}
+
+std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
+  if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
+  std::string src = signature(p, k);
+  if (k.schedule.threads == 0) return src + "}\n";
+  std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
+  std::string stride = "(int64_t)" + g_.group_count + " * " + g_.group_size;
+  src += "  const int64_t n = " + std::to_string(k.schedule.threads) + ";\n";
+  src += "  for (int64_t i = " + first + "; i < n; i += " + stride + ") {\n";
+  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
+  return src + unflatten(p.buffers[k.out].shape) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+}
+
+// The work item's rows x cols outputs: row c and column l of its block, each with its own
+// accumulator, the innermost reduction loop unrolled where the schedule says.
+std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red) const {
+  const Schedule& sc = k.schedule;
+  const Shape& s = p.buffers[k.out].shape;
+  size_t r = s.size();
+  bool block = sc.rows * sc.cols > 1;
+  if (block && (r < 2 || s[r - 2] % sc.rows || s[r - 1] % sc.cols))
+    throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " x " +
+                        std::to_string(sc.cols) + " outputs per work item does not tile " + shape_str(s));
+  std::string at = compute_type(red.type), src;
+  std::string acc = "acc[c * " + std::to_string(sc.cols) + " + l]";
+  std::string each = "{ const int c = 0; const int l = 0; ";
+  if (block) {
+    Shape items = s;
+    items[r - 2] /= sc.rows;
+    items[r - 1] /= sc.cols;
+    src += unflatten(items, {{r - 2, "vb"}, {r - 1, "vl"}});
+    std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
+    each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
+           " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    " + g_.unroll_pragma +
+           "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = vl * " +
+           std::to_string(sc.cols) + " + l; (void)" + cv + "; ";
+  } else {
+    src += unflatten(s);
+  }
+  std::string close = block ? " } }" : " }", n = std::to_string(sc.rows * sc.cols);
+  src += "    " + at + " acc[" + n + "];\n";
+  src += "    for (int j = 0; j < " + n + "; ++j) acc[j] = (" + at + ")" + reduce_init(red) + ";\n";
+  for (size_t d = 0; d < red.shape.size(); ++d) {
+    bool unrolled = d + 1 == red.shape.size() && sc.unroll > 0 && red.shape[d] <= sc.unroll;
+    src += (unrolled ? "    " + g_.unroll_pragma + "\n" : "") + "    " + loop("v" + std::to_string(red.i + d), red.shape[d]);
+  }
+  src += "    {\n    " + each + reduce_step(red, acc) + close + "\n    }\n";
+  std::string flat = block ? out_index(s) : "i";
+  return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n  }\n}\n";
+}
+
+std::string GpuPrinter::epilogue(const Plan& p) const {
+  size_t n = p.buffers.empty() ? 1 : p.buffers.size();
+  return "// Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.\n" +
+         g_.device_global + " long long ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) + ";\n" +
+         g_.device_global + " int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
+}
+
+std::string GpuPrinter::program(const Plan& p) const {
+  std::string src = prelude();
+  for (const Kernel& k : p.kernels) src += "\n" + kernel(p, k);
+  return src + "\n" + epilogue(p);
+}
+
+}  // namespace lockstep::codegen

@@ -1,0 +1,35 @@
+// GPU targets, spelled by a GpuDialect: each kernel's Gpu schedule launches `threads` work
+// items in groups of `group`; a work item computes one output element (a grid-stride loop
+// over the flat index) or, for a reduction, rows x cols of them, each with its own
+// accumulator. Every sum runs inside its work item in the same fixed order as on the host, so
+// the sums are the same float32 operations in the same order.
+#pragma once
+#include <vector>
+
+#include "codegen/c_printer.h"
+
+namespace lockstep::codegen {
+
+// Buffers a GPU kernel takes as parameters, in order: its output, then what it reads.
+std::vector<int> kernel_params(const kir::Kernel& k);
+
+class GpuPrinter : public CPrinter {
+ public:
+  explicit GpuPrinter(GpuDialect d) : CPrinter(d), g_(std::move(d)) {}
+  // Everything before the kernels: the dialect's header and the helpers.
+  std::string prelude() const;
+  // One kernel with the ONNX nodes it computes in a comment; an InternalError without a Gpu
+  // schedule.
+  std::string kernel(const kir::Plan& p, const kir::Kernel& k) const;
+  // After the kernels: the buffer sizes the program was built for, as globals the runtime reads.
+  std::string epilogue(const kir::Plan& p) const;
+  // Prelude + every kernel + epilogue: the translation unit the target's compiler builds.
+  std::string program(const kir::Plan& p) const;
+
+ private:
+  std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
+  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
+  GpuDialect g_;
+};
+
+}  // namespace lockstep::codegen

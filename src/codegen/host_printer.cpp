@@ -1,0 +1,103 @@
+#include "codegen/host_printer.h"
+
+#include "codegen/prelude.h"
+#include "core/error.h"
+
+namespace lockstep::codegen {
+
+using namespace kir;
+
+std::string HostPrinter::prelude() const {
+  return dialect().header + "static int ls_threads = 0;\n" + helper_functions(dialect());
+}
+
+std::string HostPrinter::signature(const Plan& p, const Kernel& k) const {
+  const std::string& rs = dialect().restrict_kw;
+  std::string ot = storage_type(p.buffers[k.out].dtype);
+  std::string src = comment(k) + "extern \"C\" void " + k.name + "(void* const* bufs) {\n";
+  src += "  " + ot + "* " + rs + " " + buf_name(k.out) + " = (" + ot + "*)bufs[" + std::to_string(k.out) + "];\n";
+  for (int b : kernel_inputs(k)) {
+    std::string t = storage_type(p.buffers[b].dtype);
+    src += "  const " + t + "* " + rs + " " + buf_name(b) + " = (const " + t + "*)bufs[" + std::to_string(b) + "];\n";
+  }
+  return src;
+}
+
+std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
+  const Schedule& sc = k.schedule;
+  if (sc.loops != Schedule::Loops::Host) throw InternalError("internal: " + k.name + " has no host schedule");
+  const Shape& s = p.buffers[k.out].shape;
+  size_t r = s.size();
+  if (sc.lanes < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] % sc.rows)))
+    throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " rows x " +
+                        std::to_string(sc.lanes) + " lanes does not tile " + shape_str(s));
+  std::string src = signature(p, k);
+  if (shape_numel(s) == 0) return src + "}\n";
+  int64_t last = r ? s[r - 1] : 1, tiles = (last + sc.lanes - 1) / sc.lanes;
+  src += "  #pragma omp parallel for collapse(" + std::to_string(r ? r : 1) + ") schedule(static) num_threads(ls_threads > 0 ? ls_threads : omp_get_max_threads())\n";
+  // The tile loop sits outside dim tile_at; a reduction's dim before the last runs in blocks of rows.
+  size_t tile_at = static_cast<size_t>(sc.tile_at);
+  for (size_t d = 0; d + 1 < r || (d == tile_at && d < r); ++d) {
+    if (d == tile_at) src += "  " + loop("vt", tiles);
+    bool blocked = sc.rows > 1 && d == r - 2;
+    if (d + 1 < r) src += "  " + loop(blocked ? "vrow" : "v" + std::to_string(d), blocked ? s[d] / sc.rows : s[d]);
+  }
+  if (r == 0) src += "  " + loop("vt", tiles);
+  std::string L = std::to_string(sc.lanes), N = std::to_string(last);
+  src += "  {\n";
+  src += "    const int64_t lo = vt * " + L + ";\n";
+  src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n";
+  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
+  std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
+  src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
+  return src + "      " + store(p, k, out_index(s), expr(k.body)) + "\n    }\n  }\n}\n";
+}
+
+// rows x lanes accumulators: each input row loaded serves `rows` outputs of the dim before the
+// last, and the full-tile lane loop vectorises.
+std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red) const {
+  const Schedule& sc = k.schedule;
+  const Shape& s = p.buffers[k.out].shape;
+  size_t r = s.size();
+  std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused", cv = r >= 2 ? "v" + std::to_string(r - 2) : "";
+  std::string at = compute_type(red.type), L = std::to_string(sc.lanes), R = std::to_string(sc.rows);
+  std::string RL = std::to_string(sc.rows * sc.lanes), acc = "acc[c * " + L + " + j]";
+  std::string step = reduce_step(red, acc);
+  // Row c of the block: the blocked dim's index, then the lane loop.
+  std::string row = sc.rows > 1 ? "for (int c = 0; c < " + R + "; ++c) { const int64_t " + cv + " = vrow * " + R +
+                                      " + c; (void)" + cv + ";\n"
+                                : "{ const int c = 0;\n";
+  std::string lane = "const int64_t " + lv + " = lo + j; (void)" + lv + ";";
+  std::string src = "    " + at + " acc[" + RL + "];\n";
+  src += "    for (int j = 0; j < " + RL + "; ++j) acc[j] = (" + at + ")" + reduce_init(red) + ";\n";
+  for (size_t d = 0; d < red.shape.size(); ++d) src += "    " + loop("v" + std::to_string(red.i + d), red.shape[d]);
+  src += "    {\n";
+  src += "      if (n == " + L + ") {\n";
+  src += "        " + row + "        #pragma omp simd\n        for (int j = 0; j < " + L + "; ++j) { " + lane + " " + step + " }\n        }\n";
+  src += "      } else {\n";
+  src += "        " + row + "        for (int j = 0; j < n; ++j) { " + lane + " " + step + " }\n        }\n      }\n    }\n";
+  src += "    " + row + "    for (int64_t j = 0; j < n; ++j) {\n      " + lane + "\n";
+  return src + "      " + store(p, k, out_index(s), expr(k.body, acc)) + "\n    }\n    }\n  }\n}\n";
+}
+
+std::string HostPrinter::epilogue(const Plan& p) const {
+  // Explicit extern: a const object at namespace scope would otherwise be internal.
+  std::string s = "extern \"C\" {\ntypedef void (*ls_kernel_fn)(void* const*);\n";
+  s += "extern const ls_kernel_fn ls_kernels[];\nconst ls_kernel_fn ls_kernels[] = {";
+  for (size_t k = 0; k < p.kernels.size(); ++k) s += (k ? ", " : "") + p.kernels[k].name;
+  if (p.kernels.empty()) s += "nullptr";
+  s += "};\nextern const int ls_kernel_count;\nconst int ls_kernel_count = " + std::to_string(p.kernels.size()) + ";\n";
+  // Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.
+  s += "extern const long long ls_buffer_bytes[];\nconst long long ls_buffer_bytes[] = " + buffer_bytes_init(p);
+  s += ";\nextern const int ls_buffer_count;\nconst int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
+  s += "void ls_set_threads(int n) { ls_threads = n; }\n}\n";
+  return s;
+}
+
+std::string HostPrinter::program(const Plan& p) const {
+  std::string src = prelude();
+  for (const Kernel& k : p.kernels) src += "\n" + kernel(p, k);
+  return src + "\n" + epilogue(p);
+}
+
+}  // namespace lockstep::codegen

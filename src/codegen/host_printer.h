@@ -1,0 +1,27 @@
+// Host targets: C++ with OpenMP loops over output elements, laid out by each kernel's Host
+// schedule; the last dim is processed in tiles of lanes so that reductions keep one
+// accumulator per lane and vectorise across lanes.
+#pragma once
+#include "codegen/c_printer.h"
+
+namespace lockstep::codegen {
+
+class HostPrinter : public CPrinter {
+ public:
+  explicit HostPrinter(CDialect d) : CPrinter(std::move(d)) {}
+  // Everything before the kernels: the dialect's header, the thread count, the helpers.
+  std::string prelude() const;
+  // One kernel with the ONNX nodes it computes in a comment; an InternalError without a
+  // Host schedule.
+  std::string kernel(const kir::Plan& p, const kir::Kernel& k) const;
+  // The kernel table and thread control that the runtime looks up with dlsym.
+  std::string epilogue(const kir::Plan& p) const;
+  // Prelude + every kernel + epilogue: the translation unit the system compiler builds.
+  std::string program(const kir::Plan& p) const;
+
+ private:
+  std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
+  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
+};
+
+}  // namespace lockstep::codegen

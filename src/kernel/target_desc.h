@@ -1,0 +1,33 @@
+// What a target tells the compiler about itself: plain data, so passes and printers decide
+// from it without knowing any target by name.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace lockstep::kir {
+
+struct TargetDesc {
+  std::string name;
+  bool gpu = false;  // kernels are launched as work items in groups, not run as host loops
+  // Types the target computes in: lowering rewrites (or refuses) what it lacks.
+  bool has_f64 = true;
+  bool has_i64 = true;
+  // Limits of one kernel; 0: none.
+  int64_t max_group_threads = 0;  // threads per group
+  int64_t shared_bytes = 0;       // shared / threadgroup memory per group
+  int64_t max_buffer_args = 0;    // buffers one kernel may take as arguments
+  // Host loop schedules: elements of the last dim per tile with and without a reduction, and
+  // at most this many rows of the dim before the last per reduction tile.
+  int64_t reduce_lanes = 0;
+  int64_t element_lanes = 0;
+  int64_t reduce_rows = 0;
+  // GPU schedules: threads per group; at most this many rows (dim before the last) and columns
+  // (last dim) of outputs per work item of a reduction; innermost reduction loops this short
+  // are unrolled when a work item computes several columns.
+  int64_t group_threads = 0;
+  int64_t thread_rows = 0;
+  int64_t thread_cols = 0;
+  int64_t unroll = 0;
+};
+
+}  // namespace lockstep::kir

@@ -1,0 +1,80 @@
+#include "passes/schedule.h"
+
+#include "core/error.h"
+
+namespace lockstep {
+
+using namespace kir;
+
+namespace {
+
+// The largest power of two up to `most` dividing the dim before the last; 1 for rank < 2.
+int64_t rows_dividing(const Shape& s, int64_t most) {
+  if (s.size() < 2) return 1;
+  int64_t rows = most;
+  while (rows > 1 && s[s.size() - 2] % rows != 0) rows /= 2;
+  return rows;
+}
+
+Schedule host_schedule(const Shape& s, const Expr* red, const TargetDesc& t) {
+  Schedule h;
+  h.loops = Schedule::Loops::Host;
+  size_t r = s.size();
+  h.lanes = red ? t.reduce_lanes : t.element_lanes;
+  h.rows = red ? rows_dividing(s, t.reduce_rows) : 1;
+  h.tile_at = red && r >= 2 ? static_cast<int64_t>(r) - 2 : (r ? static_cast<int64_t>(r) - 1 : 0);
+  return h;
+}
+
+// A reduction's work item computes rows of the dim before the last (a conv's output channels
+// share each input load) times columns of the last (with the taps unrolled, neighbouring
+// outputs share the input they overlap on).
+Schedule gpu_schedule(const Shape& s, const Expr* red, const TargetDesc& t) {
+  Schedule g;
+  g.loops = Schedule::Loops::Gpu;
+  g.group = t.group_threads;
+  if (red && s.size() >= 2) {
+    g.rows = rows_dividing(s, t.thread_rows);
+    // Columns only where each term is a plain product: a masked one (a strided transposed
+    // conv's phases) shares no loads between neighbours and pays its index arithmetic per column.
+    if (red->args[0]->op != Op::Select)
+      for (g.cols = t.thread_cols; g.cols > 1 && s.back() % g.cols != 0;) g.cols /= 2;
+  }
+  g.threads = shape_numel(s) / (g.rows * g.cols);
+  g.unroll = g.cols > 1 ? t.unroll : 0;
+  return g;
+}
+
+std::string node_list(const Kernel& k) {
+  std::string s;
+  for (const std::string& n : k.nodes) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+Schedule schedule_for(const Plan& p, const Kernel& k, const TargetDesc& t) {
+  const Shape& s = p.buffers[k.out].shape;
+  const Expr* red = find_reduce(k.body);
+  return t.gpu ? gpu_schedule(s, red, t) : host_schedule(s, red, t);
+}
+
+void choose_schedules(Plan& p, const TargetDesc& t) {
+  if (t.gpu && (t.group_threads < 1 || (t.max_group_threads && t.group_threads > t.max_group_threads)))
+    throw InternalError("target '" + t.name + "' asks for " + std::to_string(t.group_threads) +
+                        " threads per group, outside its limit of " + std::to_string(t.max_group_threads));
+  for (Kernel& k : p.kernels) {
+    size_t args = kernel_inputs(k).size() + 1;
+    if (t.max_buffer_args && static_cast<int64_t>(args) > t.max_buffer_args)
+      throw Error("kernel " + k.name + " (" + node_list(k) + ") takes " + std::to_string(args) + " buffers; target '" +
+                  t.name + "' allows at most " + std::to_string(t.max_buffer_args) + " per kernel");
+    k.schedule = schedule_for(p, k, t);
+  }
+}
+
+void choose_schedules(Plan& p, const TargetDesc& t, PassManager& pm) {
+  choose_schedules(p, t);
+  pm.required(kSchedulePass, std::to_string(p.kernels.size()) + " kernels for " + t.name);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,299 @@
+// Schedules are data: the schedule pass decides every kernel's loop layout from a TargetDesc,
+// the printers only spell it, and legalize rewrites what a target lacks before printing.
+#include <gtest/gtest.h>
+
+#include "backend/cpu/cpu_codegen.h"
+#include "backend/cuda/cuda_codegen.h"
+#include "backend/cuda/cuda_api.h"
+#include "backend/cuda/nvrtc_compiler.h"
+#include "codegen/gpu_printer.h"
+#include "codegen/host_printer.h"
+#include "codegen/prelude.h"
+#include "core/error.h"
+#include "graph/builder.h"
+#include "passes/pipeline.h"
+#include "passes/schedule.h"
+#include "test_util.h"
+
+namespace lockstep {
+namespace {
+
+using namespace kir;
+using testing::error_of;
+
+Buffer buffer(Buffer::Kind kind, const Shape& s, const std::string& name) {
+  Buffer b;
+  b.kind = kind;
+  b.shape = s;
+  b.name = name;
+  return b;
+}
+
+// y[0, co, t] = sum over ci < 8, tap < 3 of x[0, ci, t + tap] * w[co, ci, tap] (masked: each
+// term behind a select, as a strided transposed conv's phases are).
+Plan conv_like(int64_t co, int64_t t, bool masked = false) {
+  Plan p;
+  Shape xs = {1, 8, t + 2}, ws = {co, 8, 3}, ys = {1, co, t};
+  p.buffers = {buffer(Buffer::Input, xs, "x"), buffer(Buffer::Input, ws, "w"), buffer(Buffer::Output, ys, "y")};
+  ExprP term = mul(load(0, xs, DType::f32, {var(0), var(3), add(var(2), var(4))}), load(1, ws, DType::f32, {var(1), var(3), var(4)}));
+  if (masked) term = select(binary(Fn::Lt, var(4), icst(2)), term, cst(0, DType::f32));
+  Kernel k;
+  k.name = "k0";
+  k.nodes = {"conv"};
+  k.out = 2;
+  k.body = unary(Fn::Tanh, reduce(Fn::Add, term, 3, {8, 3}));
+  p.kernels = {k};
+  p.inputs = {0, 1};
+  p.outputs = {2};
+  return p;
+}
+
+// y = tanh(x) over [2, 300].
+Plan elementwise() {
+  Plan p;
+  p.buffers = {buffer(Buffer::Input, {2, 300}, "x"), buffer(Buffer::Output, {2, 300}, "y")};
+  Kernel k;
+  k.name = "k0";
+  k.nodes = {"tanh"};
+  k.out = 1;
+  k.body = unary(Fn::Tanh, load(0, {2, 300}, DType::f32, out_vars(2)));
+  p.kernels = {k};
+  p.inputs = {0};
+  p.outputs = {1};
+  return p;
+}
+
+Schedule scheduled(Plan p, const TargetDesc& t) {
+  choose_schedules(p, t);
+  return p.kernels[0].schedule;
+}
+
+TEST(Schedule, HostReductionTilesLanesAndRowsOutsideTheDimBeforeTheLast) {
+  Schedule s = scheduled(conv_like(16, 30), cpu::target_desc());
+  EXPECT_EQ(s.loops, Schedule::Loops::Host);
+  EXPECT_EQ(s.lanes, 16);
+  EXPECT_EQ(s.rows, 8);
+  EXPECT_EQ(s.tile_at, 1);
+  EXPECT_EQ(scheduled(conv_like(6, 30), cpu::target_desc()).rows, 2);  // the largest power of two dividing 6
+}
+
+TEST(Schedule, HostElementwiseTilesTheLastDim) {
+  Schedule s = scheduled(elementwise(), cpu::target_desc());
+  EXPECT_EQ(s.loops, Schedule::Loops::Host);
+  EXPECT_EQ(s.lanes, 256);
+  EXPECT_EQ(s.rows, 1);
+  EXPECT_EQ(s.tile_at, 1);
+}
+
+TEST(Schedule, GpuReductionComputesRowsTimesColumnsPerWorkItem) {
+  Schedule s = scheduled(conv_like(16, 30), cuda::target_desc());
+  EXPECT_EQ(s.loops, Schedule::Loops::Gpu);
+  EXPECT_EQ(s.group, 256);
+  EXPECT_EQ(s.rows, 4);
+  EXPECT_EQ(s.cols, 2);  // 4 does not divide 30
+  EXPECT_EQ(s.threads, 16 * 30 / 8);
+  EXPECT_EQ(s.unroll, 16);
+  Schedule wide = scheduled(conv_like(6, 32), cuda::target_desc());
+  EXPECT_EQ(wide.rows, 2);
+  EXPECT_EQ(wide.cols, 4);
+  EXPECT_EQ(wide.threads, 6 * 32 / 8);
+}
+
+TEST(Schedule, GpuMaskedReductionKeepsOneColumnAndRollsItsLoops) {
+  Schedule s = scheduled(conv_like(16, 32, true), cuda::target_desc());
+  EXPECT_EQ(s.rows, 4);
+  EXPECT_EQ(s.cols, 1);
+  EXPECT_EQ(s.unroll, 0);
+  EXPECT_EQ(s.threads, 16 * 32 / 4);
+}
+
+TEST(Schedule, GpuElementwiseIsOneWorkItemPerElement) {
+  Schedule s = scheduled(elementwise(), cuda::target_desc());
+  EXPECT_EQ(s.loops, Schedule::Loops::Gpu);
+  EXPECT_EQ(s.group, 256);
+  EXPECT_EQ(s.rows * s.cols, 1);
+  EXPECT_EQ(s.threads, 600);
+  EXPECT_EQ(s.unroll, 0);
+}
+
+TEST(Schedule, KernelsTakingMoreBuffersThanTheTargetAllowsAreRefused) {
+  TargetDesc t = cuda::target_desc();
+  t.max_buffer_args = 2;
+  Plan p = conv_like(16, 30);
+  std::string m = error_of([&] { choose_schedules(p, t); });
+  EXPECT_NE(m.find("takes 3 buffers"), std::string::npos) << m;
+  EXPECT_NE(m.find("conv"), std::string::npos) << m;
+}
+
+Graph conv_relu() {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {dim(1), dim(8), dim(32)});
+  int w = b.initializer("w", Tensor(DType::f32, {16, 8, 3}));
+  int y = b.op("Conv", "conv", {x, w});
+  b.output(b.op("Relu", "relu", {y}));
+  return b.finish();
+}
+
+PipelineResult pipeline_for(const Graph& g, const TargetDesc* t, int pass_limit = -1) {
+  PipelineOptions o;
+  o.target = t;
+  o.pass_limit = pass_limit;
+  return run_pipeline(g, specialisation_for(g, {{"x", Tensor(DType::f32, {1, 8, 32})}}), o);
+}
+
+TEST(Schedule, ThePipelineSchedulesLastInOneRecordThatNoPassLimitCuts) {
+  Graph g = conv_relu();
+  for (int limit : {-1, 0, 1}) {
+    PipelineResult r = pipeline_for(g, &cuda::target_desc(), limit);
+    ASSERT_FALSE(r.log.empty());
+    const PassRecord& last = r.log.back();
+    EXPECT_EQ(last.pass, kSchedulePass);
+    EXPECT_TRUE(last.applied) << "limit " << limit;
+    EXPECT_EQ(last.number, static_cast<int>(r.log.size()));
+    EXPECT_EQ(format_record(last), "#" + std::to_string(last.number) + " schedule: " + std::to_string(r.plan.kernels.size()) + " kernels for cuda");
+    for (const Kernel& k : r.plan.kernels) EXPECT_EQ(k.schedule.loops, Schedule::Loops::Gpu) << k.name;
+  }
+  PipelineResult none = pipeline_for(g, nullptr);
+  for (const PassRecord& r : none.log) EXPECT_NE(r.pass, kSchedulePass);
+  for (const Kernel& k : none.plan.kernels) EXPECT_FALSE(k.schedule.chosen());
+}
+
+// ------------------------------------------------------------------ printers spell the schedule
+
+TEST(Printers, GpuPrinterSpellsAHandSetSchedule) {
+  Plan p = conv_like(16, 30);
+  Schedule& s = p.kernels[0].schedule;
+  s.loops = Schedule::Loops::Gpu;
+  s.group = 64;
+  s.rows = 2;
+  s.cols = 3;
+  s.threads = 16 * 30 / 6;
+  s.unroll = 3;
+  std::string src = cuda::source_files(p)[1].second;
+  EXPECT_NE(src.find("__launch_bounds__(64) k0("), std::string::npos) << src;
+  EXPECT_NE(src.find("const int64_t n = 80;"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int c = 0; c < 2; ++c)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int l = 0; l < 3; ++l)"), std::string::npos) << src;
+  EXPECT_NE(src.find("#pragma unroll\n    for (int64_t v4 = 0; v4 < 3; ++v4)"), std::string::npos) << src;
+  s.unroll = 2;  // shorter than the taps: rolled
+  src = cuda::source_files(p)[1].second;
+  EXPECT_EQ(src.find("#pragma unroll\n    for (int64_t v4"), std::string::npos) << src;
+}
+
+TEST(Printers, HostPrinterSpellsAHandSetSchedule) {
+  Plan p = conv_like(16, 30);
+  Schedule& s = p.kernels[0].schedule;
+  s.loops = Schedule::Loops::Host;
+  s.lanes = 4;
+  s.rows = 2;
+  s.tile_at = 1;
+  std::string src = cpu::source_files(p)[1].second;
+  EXPECT_NE(src.find("const int64_t lo = vt * 4;"), std::string::npos) << src;
+  EXPECT_NE(src.find("float acc[8];"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t vt = 0; vt < 8; ++vt)\n  for (int64_t vrow = 0; vrow < 8; ++vrow)"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int64_t v1 = vrow * 2 + c;"), std::string::npos) << src;
+}
+
+TEST(Printers, AKernelWithoutItsTargetsScheduleIsAnInternalError) {
+  Plan p = conv_like(16, 30);
+  EXPECT_THROW(cuda::program_source(p), InternalError);
+  EXPECT_THROW(cpu::program_source(p), InternalError);
+  choose_schedules(p, cpu::target_desc());
+  EXPECT_THROW(cuda::program_source(p), InternalError);  // a host schedule on a GPU
+  EXPECT_NO_THROW(cpu::program_source(p));
+  p.kernels[0].schedule.rows = 3;  // does not divide 16 output channels
+  EXPECT_THROW(cpu::program_source(p), InternalError);
+}
+
+TEST(Printers, AnUnknownExpressionIsAnInternalErrorNamingIt) {
+  codegen::CPrinter printer{codegen::CDialect{}};
+  for (ExprP e : {unary(Fn::Add, var(0)), binary(Fn::Neg, var(0), var(1))}) {
+    try {
+      printer.expr(e);
+      FAIL() << "expected an InternalError for " << to_string(e);
+    } catch (const InternalError& err) {
+      EXPECT_NE(std::string(err.what()).find(to_string(e)), std::string::npos) << err.what();
+    }
+  }
+}
+
+TEST(Printers, ThePreludeIsWrittenOnceWithTheDialectsQualifier) {
+  codegen::CDialect d;
+  d.fn = "QUAL";
+  d.conversions = "// conversions\n";
+  std::string text = codegen::helper_functions(d);
+  EXPECT_EQ(text.rfind("// conversions\n", 0), 0u);
+  EXPECT_NE(text.find("QUAL float ls_sigmoid("), std::string::npos);
+  EXPECT_NE(text.find("template <class T> QUAL T ls_max_nan("), std::string::npos);
+  EXPECT_NE(text.find("ls_sigmoid_d"), std::string::npos);
+  d.f64 = false;
+  EXPECT_EQ(codegen::helper_functions(d).find("double"), std::string::npos);
+}
+
+// ------------------------------------------------------------------ legalize
+
+TargetDesc without(bool f64, bool i64) {
+  TargetDesc t = cpu::target_desc();
+  t.name = "fake";
+  t.has_f64 = f64;
+  t.has_i64 = i64;
+  return t;
+}
+
+Graph pow_graph(DType base, DType exponent) {
+  GraphBuilder b;
+  int x = b.input("x", base, {dim(4)});
+  int e = b.input("e", exponent, {dim(4)});
+  b.output(b.op("Pow", "power", {x, e}));
+  return b.finish();
+}
+
+PipelineResult pipeline_on(const Graph& g, const TargetDesc& t, DType base, DType exponent) {
+  PipelineOptions o;
+  o.target = &t;
+  TensorMap in = {{"x", Tensor(base, {4})}, {"e", Tensor(exponent, {4})}};
+  return run_pipeline(g, specialisation_for(g, in), o);
+}
+
+TEST(Legalize, IntegerPowWithoutF64BecomesAnExactIntegerPower) {
+  TargetDesc t = without(false, true);
+  Graph g = pow_graph(DType::i32, DType::i64);
+  Plan p = pipeline_on(g, t, DType::i32, DType::i64).plan;
+  std::string ir = describe(p);
+  EXPECT_NE(ir.find("ipow("), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("float64"), std::string::npos) << ir;
+  EXPECT_NE(cpu::program_source(p).find("ls_ipow("), std::string::npos);
+  // The cpu has f64: its integer Pow is what it was.
+  std::string cpu_ir = describe(pipeline_on(g, cpu::target_desc(), DType::i32, DType::i64).plan);
+  EXPECT_NE(cpu_ir.find("pow(cast_float64("), std::string::npos) << cpu_ir;
+  EXPECT_EQ(cpu_ir.find("ipow("), std::string::npos) << cpu_ir;
+}
+
+TEST(Legalize, WhatNeedsAMissingTypeIsAnErrorNamingTheNodeAndType) {
+  TargetDesc t = without(false, true);
+  Graph g = pow_graph(DType::i32, DType::f32);  // a float exponent: no exact integer path
+  std::string m = error_of([&] { pipeline_on(g, t, DType::i32, DType::f32); });
+  EXPECT_NE(m.find("'power'"), std::string::npos) << m;
+  EXPECT_NE(m.find("f64"), std::string::npos) << m;
+  EXPECT_NE(m.find("'fake'"), std::string::npos) << m;
+  Graph f64 = pow_graph(DType::f64, DType::f64);
+  m = error_of([&] { pipeline_on(f64, t, DType::f64, DType::f64); });
+  EXPECT_NE(m.find("'power' writes f64"), std::string::npos) << m;
+  TargetDesc no_i64 = without(true, false);
+  m = error_of([&] { pipeline_on(pow_graph(DType::i32, DType::i64), no_i64, DType::i32, DType::i64); });
+  EXPECT_NE(m.find("'power' reads 64-bit integers"), std::string::npos) << m;
+}
+
+TEST(Legalize, TheExactIntegerPowerCompilesWithNvrtc) {
+  std::string why;
+  if (!cuda::nvrtc(&why)) GTEST_SKIP() << "CUDA codegen not checked: " << why;
+  TargetDesc t = cuda::target_desc();
+  t.has_f64 = false;
+  Plan p = pipeline_on(pow_graph(DType::i32, DType::i64), t, DType::i32, DType::i64).plan;
+  std::string src = cuda::program_source(p);
+  EXPECT_NE(src.find("ls_ipow("), std::string::npos);
+  EXPECT_FALSE(cuda::nvrtc_compile(src, cuda::default_compute_capability()).image.empty());
+}
+
+}  // namespace
+}  // namespace lockstep

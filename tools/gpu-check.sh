@@ -61,7 +61,7 @@ cli_checks() {
   t=$(secs); "$LS" run "$DEC" --target cuda --seed-inputs vits >"$LOG/run_warm.log" 2>&1; echo "warm $? $(since "$t")" >>"$WORK/cli.txt"
   "$LS" run "$DEC" --target cuda --seed-inputs vits --staging-slots 2 --staging-slot-bytes 4096 \
     --verify-constants >"$LOG/run_tiny_pool.log" 2>&1
-  "$LS" run "$DEC" --target cuda --seed-inputs vits --no-cuda-graph >"$LOG/run_no_graph.log" 2>&1
+  "$LS" run "$DEC" --target cuda --seed-inputs vits --no-replay >"$LOG/run_no_graph.log" 2>&1
   if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
       t=$(secs)
@@ -74,8 +74,8 @@ cli_checks() {
 
 # The GPU test suite in parallel groups (the slow ones are the float64 reference runs).
 GROUPS_=(
-  "conformance:Conformance.*Cuda*"
-  "units:HostileNames.*:CudaRun*:CudaStaging*:CudaFaults*:CudaGraph*:CudaCapture*:CudaCodegen*:CudaLaunch*:CudaLayout*:CudaTarget*:Harness.*Cuda*:CudaVitsTorch*:CudaVitsSequence*"
+  "conformance:Targets/Conformance.*/cuda"
+  "units:HostileNames.*:CudaRun*:Targets/Staging.*/cuda:CudaFaults*:CudaGraph*:CudaCapture*:CudaCodegen*:CudaLaunch*:CudaLayout*:CudaTarget*:Schedule*:KernelCache*:Targets/Harness.*/cuda:CudaVitsTorch*:CudaVitsSequence*"
   "decoder128:Seed/CudaVits.*/decoder128:CudaVitsTiming*"
   "flow192:Seed/CudaVits.*/flow192_T173_halfmask"
   "flow:Seed/CudaVits.*/flow"
@@ -127,9 +127,9 @@ for g in "${GROUPS_[@]}"; do grep -q 'test suites\? ran\.' "$LOG/gtest_${g%%:*}.
 [ "$failed" = 0 ] && [ "$unfinished" = 0 ] && [ "$passed" -gt 0 ] && st=pass || st=FAIL
 row "gtest cuda suite" "$st" "$passed passed, $failed failed, $skipped skipped, $unfinished groups unfinished (${suite}s)"
 h=$(grep -o 'harness on cuda: .*' "$G" | head -1)
-row "harness on cuda" "$(grep -q 'OK \] Harness.EveryOpCaseAgreesWithRefOnCuda' "$G" && echo pass || echo FAIL)" "${h#harness on cuda: }"
+row "harness on cuda" "$(grep -q 'OK \] Targets/Harness.EveryOpCaseAgreesWithRef/cuda' "$G" && echo pass || echo FAIL)" "${h#harness on cuda: }"
 c=$(grep -m1 '^cases: ' "$G")
-row "conformance on cuda" "$(grep -q 'OK \] Conformance.EverySupportedCasePassesOnCuda' "$G" && echo pass || echo FAIL)" "${c#cases: }"
+row "conformance on cuda" "$(grep -q 'OK \] Targets/Conformance.EverySupportedCasePasses/cuda' "$G" && echo pass || echo FAIL)" "${c#cases: }"
 for g in cut170 cut174 flow decoder128 flow192_T173_halfmask; do
   ref=$(grep -m1 "^$g output 0: cuda vs ref" "$G" | sed 's/.*cuda vs ref //' | awk '{print $1, $2, $3, $4}')
   cpu=$(grep -m1 "^$g output 0: cuda vs cpu" "$G" | sed 's/.*cuda vs cpu //' | awk '{print $2, $4}')

@@ -2,6 +2,8 @@
 // step, spelled through the target's CDialect. The host and GPU printers build kernels on it.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 #include "codegen/dialect.h"
@@ -49,5 +51,17 @@ class CPrinter {
   std::string binary(const kir::Expr& e, const std::string& a, const std::string& b) const;
   CDialect d_;
 };
+
+// A printer's output as the files --emit-source writes: the prelude, one file per kernel
+// (named after it, with `kernel_ext`), the epilogue.
+template <class Printer>
+std::vector<std::pair<std::string, std::string>> source_files(const Printer& printer, const kir::Plan& p,
+                                                              const std::string& prelude, const std::string& kernel_ext,
+                                                              const std::string& epilogue) {
+  std::vector<std::pair<std::string, std::string>> files = {{prelude, printer.prelude()}};
+  for (const kir::Kernel& k : p.kernels) files.emplace_back(k.name + kernel_ext, printer.kernel(p, k));
+  files.emplace_back(epilogue, printer.epilogue(p));
+  return files;
+}
 
 }  // namespace lockstep::codegen

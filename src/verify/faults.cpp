@@ -11,13 +11,12 @@ using namespace kir;
 
 const char* const kFaultHelp =
     "Test aid: plant a deliberate bug so check/bisect can be shown to catch it.\n"
-    "  staging-reuse  a constant's resident copy is overwritten after its first reader ran\n"
-    "                 (on cpu; GPU targets reuse a staging buffer before its copy completes)\n"
+    "  staging-reuse  a staging buffer is rewritten before the upload that reads it has\n"
+    "                 completed (every target uploads through the same staging pool)\n"
     "  kernel:NODE    the kernel computing ONNX node NODE reads one input off by one\n"
     "  pass:N         pass application #N inlines at an index off by one\n"
     "                 (N counts the applications of each compile, see --print-pass-log)\n"
-    "  cache-by-name  the in-process module (cpu) or device-code (cuda) cache is keyed by a\n"
-    "                 fixed name, not content, so a\n"
+    "  cache-by-name  the in-process kernel cache is keyed by a fixed name, not content, so a\n"
     "                 later compile of a different program reuses a stale module\n"
     "  uninit:NODE    NODE's kernel writes only the first half of its output buffer";
 
@@ -98,8 +97,8 @@ void check_pass_fault(const std::string& spec, const std::vector<std::string>& p
   for (const char* p : {" inline-view:", " fuse-elementwise:", " fuse-epilogue:"})
     if (line.find(p) != std::string::npos) return;
   throw Error("--inject-fault " + spec + ": application '" + line +
-              "' is a graph-level pass; pass faults offset kernel-pass applications (inline-view, "
-              "fuse-elementwise, fuse-epilogue)");
+              "' is not a fusion; pass faults offset the loads a kernel-pass application moves "
+              "(inline-view, fuse-elementwise, fuse-epilogue)");
 }
 
 int kernel_of_node(const Plan& p, const std::string& node) {
@@ -143,21 +142,6 @@ void plant_kernel_fault(Plan& p, const Fault& f) {
     ExprP moved = off_by_one(ld);
     return moved ? moved : std::make_shared<const Expr>(ld);
   });
-}
-
-int staging_victim(const Plan& p) {
-  std::vector<int> readers(p.buffers.size(), 0);
-  for (const Kernel& k : p.kernels)
-    for (int b : kernel_inputs(k)) ++readers[b];
-  int best = -1;
-  for (size_t b = 0; b < p.buffers.size(); ++b) {
-    const Buffer& buf = p.buffers[b];
-    if (buf.kind != Buffer::Constant || buf.bytes() == 0 || readers[b] == 0) continue;
-    if (best < 0 || readers[b] > readers[best] ||
-        (readers[b] == readers[best] && buf.bytes() > p.buffers[best].bytes()))
-      best = static_cast<int>(b);
-  }
-  return best;
 }
 
 int uninit_kernel(const Plan& p, const Fault& f) {

@@ -44,10 +44,6 @@ kir::ExprP off_by_one(const kir::Expr& load);
 // kernel:NODE: the largest load of NODE's kernel reads off by one. Run on the final plan.
 void plant_kernel_fault(kir::Plan& p, const Fault& f);
 
-// staging-reuse: the constant whose resident copy the runtime overwrites after its first
-// reader ran (most readers first, then most bytes), or -1 when the plan has none.
-int staging_victim(const kir::Plan& p);
-
 // uninit:NODE: the kernel that leaves the second half of its output unwritten, or -1.
 int uninit_kernel(const kir::Plan& p, const Fault& f);
 

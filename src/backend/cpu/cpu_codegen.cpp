@@ -51,10 +51,7 @@ const codegen::HostPrinter& printer() {
 std::string program_source(const kir::Plan& p) { return printer().program(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
-  std::vector<std::pair<std::string, std::string>> files = {{"prelude.h", printer().prelude()}};
-  for (const kir::Kernel& k : p.kernels) files.emplace_back(k.name + ".cpp", printer().kernel(p, k));
-  files.emplace_back("kernels.cpp", printer().epilogue(p));
-  return files;
+  return codegen::source_files(printer(), p, "prelude.h", ".cpp", "kernels.cpp");
 }
 
 }  // namespace lockstep::cpu

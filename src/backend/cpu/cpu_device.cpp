@@ -127,8 +127,8 @@ TargetInfo target_info() {
   t.name = "cpu";
   t.summary = "C++ with OpenMP, built by the system compiler";
   t.desc = target_desc();
-  t.program_source = [](const kir::Plan& p) { return program_source(p); };
-  t.source_files = [](const kir::Plan& p) { return source_files(p); };
+  t.program_source = program_source;
+  t.source_files = source_files;
   t.make_compiler = [](const Device*) -> std::unique_ptr<CodeCompiler> { return std::make_unique<SystemCompiler>(); };
   t.make_device = [](const CompileOptions& o, std::string*) -> std::unique_ptr<Device> {
     return std::make_unique<CpuDevice>(o.threads);

@@ -80,10 +80,7 @@ const codegen::GpuPrinter& printer() {
 std::string program_source(const kir::Plan& p) { return printer().program(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
-  std::vector<std::pair<std::string, std::string>> files = {{"prelude.cuh", printer().prelude()}};
-  for (const kir::Kernel& k : p.kernels) files.emplace_back(k.name + ".cu", printer().kernel(p, k));
-  files.emplace_back("epilogue.cu", printer().epilogue(p));
-  return files;
+  return codegen::source_files(printer(), p, "prelude.cuh", ".cu", "epilogue.cu");
 }
 
 }  // namespace lockstep::cuda

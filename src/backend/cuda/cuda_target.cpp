@@ -177,8 +177,8 @@ TargetInfo target_info() {
   t.name = "cuda";
   t.summary = "NVIDIA GPUs: CUDA C++ compiled by NVRTC, run through the driver API";
   t.desc = target_desc();
-  t.program_source = [](const kir::Plan& p) { return program_source(p); };
-  t.source_files = [](const kir::Plan& p) { return source_files(p); };
+  t.program_source = program_source;
+  t.source_files = source_files;
   t.make_compiler = [](const Device* dev) -> std::unique_ptr<CodeCompiler> {
     std::string why;
     if (!nvrtc(&why)) throw Error("target 'cuda' is unavailable: " + why);

@@ -148,7 +148,7 @@ TEST_P(CudaVits, EightFreshProcessesGiveTheInProcessBytes) {
     args += " --input '" + name + "=" + file + "'";
   }
   for (int k = 0; k < 8; ++k)
-    EXPECT_EQ(sha_from_cli(args + (k % 2 ? " --no-cache" : "") + (k % 4 >= 2 ? " --no-cuda-graph" : "")),
+    EXPECT_EQ(sha_from_cli(args + (k % 2 ? " --no-cache" : "") + (k % 4 >= 2 ? " --no-replay" : "")),
               in_process_sha()[c.name])
         << c.name << " process " << k;
   fs::remove_all(dir);

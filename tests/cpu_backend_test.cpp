@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/cpu/cpu_compiler.h"
 #include "frontend/onnx_export.h"
 #include "graph/builder.h"
 #include "runtime/memory_plan.h"
@@ -129,6 +130,14 @@ TEST(CpuBackend, MemoryPlanProofCatchesOverlappingLiveBuffers) {
   EXPECT_NE(m.offset[1], m.offset[2]);
   m.offset[2] = m.offset[1];  // a planner bug
   EXPECT_NE(testing::error_of([&] { check_memory_plan(p, m); }).find("overlaps"), std::string::npos);
+}
+
+// -march=native code belongs to the host CPU: its model and flags are in the cache key.
+TEST(CpuBackend, CompilerIdentityNamesFlagsAndTheHostCpu) {
+  if (!fs::exists("/proc/cpuinfo")) GTEST_SKIP() << "no /proc/cpuinfo here";
+  std::string id = cpu::SystemCompiler().identity();
+  EXPECT_NE(id.find("-march=native"), std::string::npos) << id;
+  EXPECT_NE(id.find("\nflags"), std::string::npos) << id;
 }
 
 }  // namespace

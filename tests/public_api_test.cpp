@@ -21,3 +21,14 @@ TEST(PublicApi, APyTorchExportRunsOnCpuAndAgreesWithPyTorchFloat64) {
   }
   EXPECT_THROW(lockstep::compile(g, "no-such-target"), lockstep::Error);
 }
+
+TEST(PublicApi, TheRegistryListsTheBuiltInTargets) {
+  std::vector<std::string> names;
+  for (const lockstep::TargetInfo* t : lockstep::targets()) names.push_back(t->name);
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names[0], "ref");
+  EXPECT_EQ(names[1], "cpu");
+  EXPECT_EQ(names[2], "cuda");
+  EXPECT_EQ(lockstep::unavailable_reason(*lockstep::find_target("cpu")), "");
+  EXPECT_EQ(lockstep::default_target(), "cpu");
+}

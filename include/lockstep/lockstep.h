@@ -4,6 +4,9 @@
 //   auto program = lockstep::compile(g, "cpu");          // or "ref", "cuda"
 //   std::vector<lockstep::Tensor> out = program->run({{"z_p", z}, {"y_mask", mask}});
 //
+// lockstep::targets() lists the registered targets (unavailable_reason says why one cannot run
+// here); a new backend registers a TargetInfo with a Device of its own (runtime/target.h).
+//
 // The CLI is built on exactly these calls. Errors in what the caller gives (model, inputs,
 // options) are lockstep::Error exceptions whose message names the file or node;
 // lockstep::Unsupported marks valid ONNX that lockstep does not implement.
@@ -15,5 +18,6 @@
 #include "frontend/onnx_import.h"
 #include "graph/graph.h"
 #include "runtime/program.h"
+#include "runtime/target.h"
 #include "verify/compare.h"
 #include "verify/parity.h"

@@ -31,6 +31,18 @@ std::string spelled(const std::vector<std::string>& argv) {
   return s;
 }
 
+// -march=native makes the code the host CPU's: its model and feature flags are part of the
+// cache key, so a cache folder shared between machines never hands one another's code.
+std::string host_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model, flags;
+  while (std::getline(in, line) && (model.empty() || flags.empty())) {
+    if (model.empty() && line.rfind("model name", 0) == 0) model = line;
+    if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
+  }
+  return model + "\n" + flags;
+}
+
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -51,7 +63,7 @@ SystemCompiler::SystemCompiler() {
       throw Error("target 'cpu' needs a C++ compiler: " + std::string(e.what()));
     }
     if (r.exit_code != 0) throw Error("target 'cpu' needs a C++ compiler; '" + spelled(argv) + "' failed: " + r.output);
-    return spelled(compiler()) + "\n" + r.output + "\n" + kFlags;
+    return spelled(compiler()) + "\n" + r.output + "\n" + kFlags + "\n" + host_cpu();
   }();
   identity_ = id;
 }

@@ -168,6 +168,17 @@ TEST(RegisteredTarget, IsListedAndCompilesLikeAnyTarget) {
   EXPECT_EQ(unavailable_reason(*find_target(kLate)), "");
   EXPECT_NE(testing::error_of([] { register_target(*find_target(kLate)); }).find("already registered"),
             std::string::npos);
+  // A name becomes a cache folder: no path separators, dots or capitals.
+  for (const char* bad : {"", "../x", "a/b", "GPU", "x."}) {
+    TargetInfo t = *find_target("cpu");
+    t.name = bad;
+    EXPECT_NE(testing::error_of([&] { register_target(t); }).find("must be 1 to 32 of"), std::string::npos) << bad;
+  }
+  TargetInfo half = *find_target("cpu");
+  half.name = "half-a-target";
+  half.make_device = nullptr;
+  EXPECT_NE(testing::error_of([&] { register_target(half); }).find("has no make_device"), std::string::npos);
+  EXPECT_EQ(find_target("half-a-target"), nullptr);
 }
 
 // Parity with ref, the cpu's exact bytes (the same kernels), and determinism across compiles,

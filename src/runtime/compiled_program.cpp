@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
 
 #include "core/error.h"
 #include "core/sha256.h"
@@ -66,8 +67,8 @@ void CompiledProgram::prepare(const TensorMap& inputs) {
 // Compiles for these input types (and shape-deciding values) unless already compiled for them.
 void CompiledProgram::specialise(const Specialisation& s) {
   if (code_ && s == spec_) return;
+  code_.reset();  // compiled for nothing until this compile has succeeded (even if release throws)
   release();
-  code_.reset();  // compiled for nothing until this compile has succeeded
   PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_, target_.desc));
   plan_ = std::move(r.plan);
   log_ = std::move(r.log);
@@ -80,8 +81,11 @@ void CompiledProgram::specialise(const Specialisation& s) {
     try {
       load();
     } catch (...) {
-      release();
       code_.reset();  // not compiled for these types until a load succeeds
+      try {
+        release();
+      } catch (...) {  // the load's error is the one to report
+      }
       throw;
     }
   }
@@ -298,13 +302,22 @@ void CompiledProgram::fill(DevicePtr at, unsigned char byte, size_t bytes) {
   if (bytes) dev_->fill(at, byte, bytes);
 }
 
+// Frees the program's memory even when the device reports an error while draining its queue;
+// that error is rethrown afterwards.
 void CompiledProgram::release() {
   if (!dev_) return;
-  dev_->synchronize();
-  if (block_) dev_->free(block_);
-  if (kept_) dev_->free(kept_);
+  std::exception_ptr failed;
+  try {
+    dev_->synchronize();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  DevicePtr blocks[] = {block_, kept_};
   block_ = kept_ = 0;
   captured_ = false;
+  for (DevicePtr b : blocks)
+    if (b) dev_->free(b);
+  if (failed) std::rethrow_exception(failed);
 }
 
 bool CompiledProgram::has_launches() const {

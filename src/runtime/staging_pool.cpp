@@ -21,9 +21,11 @@ StagingPool::~StagingPool() {
 }
 
 void StagingPool::begin(Device& dev, bool skip_wait) {
-  session_ = std::unique_lock<std::mutex>(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  session_ = std::move(lock);  // written only while the mutex is held
   dev_ = &dev;
   skip_wait_ = skip_wait;
+  ++batch_;
   late_.clear();
 }
 
@@ -38,13 +40,14 @@ void StagingPool::upload(DevicePtr dst, const void* src, size_t bytes) {
       ++stats_.allocated;
     } else if (s.used) {
       ++stats_.reuses;
-      if (!skip_wait_ && s.done) {
+      if (s.done && !(skip_wait_ && s.batch == batch_)) {
         s.done->wait();
         ++stats_.waits;
       }
     }
     dev_->host_write(s.host, from + at, len);
     s.used = true;
+    s.batch = batch_;
     ++stats_.chunks;
     if (skip_wait_) {
       late_.push_back({dst + at, static_cast<size_t>(&s - slots_.data()), len});
@@ -65,7 +68,7 @@ void StagingPool::end() {
   }
   late_.clear();
   dev_ = nullptr;
-  session_.unlock();
+  std::unique_lock<std::mutex> held = std::move(session_);  // moved while still locked; unlocks here
 }
 
 StagingPool& staging_pool(const std::string& device_key, int slots, size_t slot_bytes) {

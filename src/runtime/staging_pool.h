@@ -26,10 +26,12 @@ class StagingPool {
   int slots() const { return static_cast<int>(slots_.size()); }
   size_t slot_bytes() const { return slot_bytes_; }
 
-  // Everything uploaded between begin() and end() goes to `dev`. With `skip_wait` (the
-  // fault), slots are rewritten without waiting and every copy is issued only at end(), after
-  // the ring wrapped: the race is lost every time, not now and then (a queue held back
-  // instead would deadlock once it fills).
+  // Everything uploaded between begin() and end() goes to `dev`, one batch at a time (the pool
+  // is locked from begin() to end()). With `skip_wait` (the fault), slots this batch wrote
+  // are rewritten without waiting and every copy is issued only at end(), after the ring
+  // wrapped: the race is lost every time, not now and then (a queue held back instead would
+  // deadlock once it fills). Copies of earlier batches are still waited for, so what is
+  // corrupted does not depend on timing.
   void begin(Device& dev, bool skip_wait);
   void upload(DevicePtr dst, const void* src, size_t bytes);
   void end();
@@ -47,6 +49,7 @@ class StagingPool {
     HostBlock host;
     std::shared_ptr<Fence> done;  // recorded after the copy that reads `host`
     bool used = false;
+    uint64_t batch = 0;           // the batch that last wrote it
   };
   struct Pending {
     DevicePtr dst;
@@ -61,6 +64,7 @@ class StagingPool {
   std::unique_lock<std::mutex> session_;
   Device* dev_ = nullptr;
   bool skip_wait_ = false;
+  uint64_t batch_ = 0;  // batches so far: the fault skips only waits within one batch
   std::vector<Pending> late_;  // the fault's copies, issued at end()
 };
 

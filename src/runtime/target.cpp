@@ -22,9 +22,11 @@ Registry& registry() {
   static std::once_flag builtins;
   if (!adding_builtins)
     std::call_once(builtins, [] {
-      adding_builtins = true;
+      struct Flag {  // reset however registration ends
+        Flag() { adding_builtins = true; }
+        ~Flag() { adding_builtins = false; }
+      } flag;
       register_builtin_targets();
-      adding_builtins = false;
     });
   return *r;
 }
@@ -37,10 +39,26 @@ const TargetInfo* find_locked(Registry& r, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// A name is a --target value and a cache folder's name: lower-case letters, digits, '-', '_'.
+void check_target(const TargetInfo& t) {
+  bool ok = !t.name.empty() && t.name.size() <= 32;
+  for (char c : t.name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
+  if (!ok) throw Error("target name '" + t.name + "' must be 1 to 32 of a-z, 0-9, '-' and '_'");
+  if (t.make_program) return;
+  const char* missing = !t.program_source ? "program_source" : !t.source_files ? "source_files"
+                        : !t.make_compiler ? "make_compiler" : !t.make_device ? "make_device" : nullptr;
+  if (missing) throw Error("target '" + t.name + "' is compiled but has no " + missing);
+}
+
+}  // namespace
+
 void register_target(TargetInfo info) {
+  check_target(info);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (info.name.empty() || find_locked(r, info.name)) throw Error("target '" + info.name + "' is already registered");
+  if (find_locked(r, info.name)) throw Error("target '" + info.name + "' is already registered");
   r.list.push_back(std::move(info));
 }
 

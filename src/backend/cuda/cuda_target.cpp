@@ -75,6 +75,9 @@ class CudaDevice : public Device {
     api().cuStreamDestroy(stream_);
   }
   std::string key() const override { return "cuda:0"; }
+  // Every entry point a run may start from makes the context current, so a program prepared
+  // on one thread runs on another; launches, fills and copies follow one of these (and run
+  // inside a capture, where nothing else may be called).
 
   void load(const std::string& code, const kir::Plan& plan) override {
     gpu_.make_current();
@@ -88,6 +91,7 @@ class CudaDevice : public Device {
   }
 
   void bind(const std::vector<DevicePtr>& address) override {
+    gpu_.make_current();
     drop_graph();
     launches_.clear();
     for (size_t k = 0; k < plan_->kernels.size(); ++k) {
@@ -105,13 +109,18 @@ class CudaDevice : public Device {
   }
 
   DevicePtr allocate(size_t bytes) override {
+    gpu_.make_current();
     CUdeviceptr p = 0;
     check(api().cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
     return p;
   }
-  void free(DevicePtr p) override { api().cuMemFree(p); }
+  void free(DevicePtr p) override {
+    gpu_.make_current();
+    api().cuMemFree(p);
+  }
 
   HostBlock host_alloc(size_t bytes) override {  // pinned: copies from it are truly asynchronous
+    gpu_.make_current();
     void* p = nullptr;
     check(api().cuMemHostAlloc(&p, bytes ? bytes : 1, 0), "cuMemHostAlloc");
     const Driver* d = &api();
@@ -119,9 +128,11 @@ class CudaDevice : public Device {
   }
 
   void upload(DevicePtr dst, const void* src, size_t bytes) override {
+    gpu_.make_current();
     if (bytes) check(api().cuMemcpyHtoDAsync(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
   }
   void download(void* dst, DevicePtr src, size_t bytes) override {
+    gpu_.make_current();
     if (bytes) check(api().cuMemcpyDtoHAsync(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
   }
   void copy(DevicePtr dst, DevicePtr src, size_t bytes) override {
@@ -137,11 +148,21 @@ class CudaDevice : public Device {
                                l.params.data(), nullptr),
           ("cuLaunchKernel(" + plan_->kernels[k].name + ")").c_str());
   }
-  std::shared_ptr<Fence> fence() override { return std::make_shared<EventFence>(api(), stream_); }
-  void synchronize() override { check(api().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+  std::shared_ptr<Fence> fence() override {
+    gpu_.make_current();
+    return std::make_shared<EventFence>(api(), stream_);
+  }
+  void synchronize() override {
+    gpu_.make_current();
+    check(api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
 
-  std::unique_ptr<Timer> timer() override { return std::make_unique<EventTimer>(api(), stream_); }
+  std::unique_ptr<Timer> timer() override {
+    gpu_.make_current();
+    return std::make_unique<EventTimer>(api(), stream_);
+  }
   bool begin_capture() override {
+    gpu_.make_current();
     drop_graph();
     check(api().cuStreamBeginCapture(stream_, kCaptureThreadLocal), "cuStreamBeginCapture");
     return true;
@@ -153,7 +174,10 @@ class CudaDevice : public Device {
     api().cuGraphDestroy(graph);
     check(r, "cuGraphInstantiate");
   }
-  void replay() override { check(api().cuGraphLaunch(exec_, stream_), "cuGraphLaunch"); }
+  void replay() override {
+    gpu_.make_current();
+    check(api().cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
+  }
 
  private:
   const Driver& api() const { return gpu_.api(); }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_device.h"
@@ -148,6 +149,26 @@ TEST(CudaCapture, LastGroupIsTheOutput) {
   ASSERT_GT(groups.size(), 50u);
   EXPECT_EQ(tensor_sha256(groups.back().data), tensor_sha256(out[0]));
   EXPECT_FALSE(groups.back().nodes.empty());
+}
+
+// The device makes its context current wherever a run may start: a program compiled and run on
+// one thread runs again, with no new compile, on a thread that never touched CUDA.
+TEST(CudaRun, AProgramPreparedOnOneThreadRunsOnAnother) {
+  NEED_DEVICE();
+  SmallDecoder d;
+  auto p = compile(d.g, "cuda");
+  std::string want = tensor_sha256(p->run(d.in)[0]);
+  std::string got, error;
+  std::thread other([&] {
+    try {
+      got = tensor_sha256(p->run(d.in)[0]);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  other.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(got, want);
 }
 
 TEST(CudaTarget, WithoutADeviceRunSaysWhy) {

@@ -32,11 +32,7 @@ Tensor floats(const Shape& s, const std::vector<float>& v) {
   return t;
 }
 
-std::vector<float> values(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-  return v;
-}
+using testing::values;
 
 // float32 -> float16 -> float32 on the device; the expected halves are worked out by hand.
 TEST(CudaRun, HalfRoundingIsIeeeNearestEven) {

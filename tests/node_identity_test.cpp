@@ -22,13 +22,8 @@ namespace {
 using namespace verify_test;
 using testing::error_of;
 
-Tensor row(const std::vector<float>& v) {
-  Tensor t(DType::f32, {1, static_cast<int64_t>(v.size())});
-  for (size_t k = 0; k < v.size(); ++k) t.data<float>()[k] = v[k];
-  return t;
-}
-
-std::vector<float> values(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
+using testing::row;
+using testing::values;
 
 const std::vector<std::string> kIds = {"Add#0", "Mul#1", "Relu#2", "Sigmoid#3"};
 

@@ -37,6 +37,14 @@ inline kir::Plan plan_for(const Graph& g, const TensorMap& in) {
   return run_pipeline(g, specialisation_for(g, in), PipelineOptions{}).plan;
 }
 
+// A float32 tensor of shape [1, n] holding `v`, and the floats of a float32 tensor.
+inline Tensor row(const std::vector<float>& v) {
+  Tensor t(DType::f32, {1, static_cast<int64_t>(v.size())});
+  for (size_t k = 0; k < v.size(); ++k) t.data<float>()[k] = v[k];
+  return t;
+}
+inline std::vector<float> values(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
+
 // Why `target` cannot execute in this process ("" when it can): CI has no GPU. Asked once
 // per target: finding out may start a driver.
 inline std::string cannot_run(const std::string& target) {

@@ -18,11 +18,7 @@ namespace {
 
 using namespace verify_test;
 
-Tensor row(const std::vector<float>& v) {
-  Tensor t(DType::f32, {1, static_cast<int64_t>(v.size())});
-  for (size_t k = 0; k < v.size(); ++k) t.data<float>()[k] = v[k];
-  return t;
-}
+using testing::row;
 
 // a = x * c; b = tanh(a); y = b + x.
 Graph chain() {

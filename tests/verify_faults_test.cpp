@@ -14,13 +14,8 @@ namespace {
 
 using testing::error_of;
 
-Tensor row(const std::vector<float>& v) {
-  Tensor t(DType::f32, {1, static_cast<int64_t>(v.size())});
-  for (size_t k = 0; k < v.size(); ++k) t.data<float>()[k] = v[k];
-  return t;
-}
-
-std::vector<float> values(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
+using testing::row;
+using testing::values;
 
 const std::vector<float> kX = {1, 2, 3, 4, 5, 6, 7, 8};
 const std::vector<float> kC = {10, 20, 30, 40, 50, 60, 70, 80};

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <sstream>
+#include <fstream>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -234,6 +236,13 @@ void claim_output_dir(const std::string& dir, const std::string& what) {
   OutputDir d(dir, what, true);
   d.keep();
   claimed.insert(key);
+}
+
+std::string read_own_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace lockstep

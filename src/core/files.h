@@ -59,4 +59,8 @@ class OutputDir {
 // accept it as it is, so a process may rewrite its own files there.
 void claim_output_dir(const std::string& dir, const std::string& what);
 
+// The bytes of a file lockstep wrote itself (a kernel-cache entry, a compiled object); empty
+// when it cannot be read. User files go through FileReader, which bounds what it reads.
+std::string read_own_file(const std::string& path);
+
 }  // namespace lockstep

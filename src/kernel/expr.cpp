@@ -184,7 +184,7 @@ ExprP flatten_index(const std::vector<ExprP>& index, const Shape& shape) {
   return flat;
 }
 
-static ExprP rebuild(const Expr& e, std::vector<ExprP> args) {
+ExprP with_args(const Expr& e, std::vector<ExprP> args) {
   switch (e.op) {
     case Op::Load: return e.flat ? load_flat(e.buf, e.shape, e.type, args[0]) : load(e.buf, e.shape, e.type, std::move(args));
     case Op::Unary: return unary(e.fn, args[0]);
@@ -217,7 +217,7 @@ static ExprP substitute_in(const ExprP& e, const std::vector<ExprP>& vars, int s
     c.args = std::move(args);
     return make(c);
   }
-  return rebuild(*e, std::move(args));
+  return with_args(*e, std::move(args));
 }
 
 ExprP substitute(const ExprP& e, const std::vector<ExprP>& vars, int shift) {
@@ -240,7 +240,7 @@ ExprP replace_loads(const ExprP& e, int buf, const std::function<ExprP(const Exp
     c.args = std::move(args);
     return fn(c);
   }
-  return rebuild(*e, std::move(args));
+  return with_args(*e, std::move(args));
 }
 
 bool is_transcendental(const ExprP& e) { return e->has & Expr::kTranscendental; }

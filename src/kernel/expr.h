@@ -79,6 +79,8 @@ ExprP reduce(Fn fn, ExprP body, int first_var, const Shape& extents);
 inline ExprP add(ExprP a, ExprP b) { return binary(Fn::Add, a, b); }
 inline ExprP mul(ExprP a, ExprP b) { return binary(Fn::Mul, a, b); }
 ExprP flatten_index(const std::vector<ExprP>& index, const Shape& shape);  // row-major
+// The node `e` over new args, through the constructors (so they fold and hash as usual).
+ExprP with_args(const Expr& e, std::vector<ExprP> args);
 
 // Replaces Var(k) by `vars[k]` for k < vars.size(); Var(k) for k >= vars.size() is shifted
 // by `shift` (to move a producer's reduction vars clear of the consumer's).

@@ -20,18 +20,6 @@ bool is_integer_pow(const Expr& e) {
          is_int_cast_to_f64(p->args[1]) && p->args[0]->args[0]->type == e.type;
 }
 
-ExprP rebuild(const Expr& e, std::vector<ExprP> a) {
-  switch (e.op) {
-    case Op::Load: return e.flat ? load_flat(e.buf, e.shape, e.type, a[0]) : load(e.buf, e.shape, e.type, std::move(a));
-    case Op::Unary: return unary(e.fn, a[0]);
-    case Op::Binary: return binary(e.fn, a[0], a[1]);
-    case Op::Select: return select(a[0], a[1], a[2]);
-    case Op::Cast: return cast(a[0], e.type);
-    case Op::Reduce: return reduce(e.fn, a[0], static_cast<int>(e.i), e.shape);
-    default: throw InternalError("legalize: cannot rebuild a leaf expression");
-  }
-}
-
 ExprP exact_integer_pow(const ExprP& e) {
   if (is_integer_pow(*e)) {
     const ExprP& p = e->args[0];
@@ -44,7 +32,7 @@ ExprP exact_integer_pow(const ExprP& e) {
     args.push_back(exact_integer_pow(a));
     changed |= args.back() != a;
   }
-  return changed ? rebuild(*e, std::move(args)) : e;
+  return changed ? with_args(*e, std::move(args)) : e;
 }
 
 bool uses_type(const ExprP& e, DType t) {

@@ -1,7 +1,6 @@
 #include "runtime/compiled_program.h"
 
 #include <chrono>
-#include <cstring>
 #include <exception>
 
 #include "core/error.h"
@@ -172,7 +171,7 @@ std::vector<std::pair<std::string, std::string>> CompiledProgram::sources() cons
 void CompiledProgram::start(const TensorMap& inputs) {
   need_device();
   prepare(inputs);
-  UploadBatch batch(staging(), *dev_, opts_.fault && opts_.fault->skip_staging_wait());
+  UploadBatch batch(staging(), *dev_, skip_staging_wait());
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const kir::Buffer& buf = plan_.buffers[b];
     if (buf.kind != kir::Buffer::Input) continue;
@@ -234,8 +233,8 @@ void CompiledProgram::capture_group(int k) {
   const kir::Kernel& kern = plan_.kernels[k];
   const kir::Buffer& buf = plan_.buffers[kern.out];
   Tensor t(buf.dtype, buf.shape);
-  std::vector<unsigned char> bytes = read_back(address(kern.out), buf.bytes());
-  if (!bytes.empty()) std::memcpy(t.bytes.data(), bytes.data(), bytes.size());
+  if (buf.bytes()) dev_->download(t.bytes.data(), address(kern.out), buf.bytes());
+  dev_->synchronize();
   captured_values_.push_back({kern.name, kern.nodes, buf.name, std::move(t)});
 }
 
@@ -254,7 +253,7 @@ void CompiledProgram::poison_dead(int k) {
 }
 
 void CompiledProgram::upload_constants() {
-  UploadBatch batch(staging(), *dev_, opts_.fault && opts_.fault->skip_staging_wait());
+  UploadBatch batch(staging(), *dev_, skip_staging_wait());
   for (size_t b = 0; b < plan_.buffers.size(); ++b)
     if (plan_.buffers[b].kind == kir::Buffer::Constant)
       batch.upload(address(static_cast<int>(b)), plan_.buffers[b].data->bytes.data(), plan_.buffers[b].bytes());
@@ -325,6 +324,8 @@ bool CompiledProgram::has_launches() const {
     if (plan_.buffers[k.out].numel() > 0) return true;
   return false;
 }
+
+bool CompiledProgram::skip_staging_wait() const { return opts_.fault && opts_.fault->skip_staging_wait(); }
 
 StagingPool& CompiledProgram::staging() {
   return staging_pool(dev_->key(), opts_.staging_slots, opts_.staging_slot_bytes);

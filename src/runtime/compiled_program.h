@@ -52,6 +52,7 @@ class CompiledProgram : public Program {
   void release();
   bool has_launches() const;
   StagingPool& staging();
+  bool skip_staging_wait() const;  // the planted staging-reuse fault
   DevicePtr address(int b) const { return layout_.offset[b] < 0 ? 0 : block_ + layout_.offset[b]; }
 
   const TargetInfo& target_;

@@ -1,14 +1,13 @@
 #include "runtime/kernel_cache.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 #include "core/dirs.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
 
@@ -21,13 +20,6 @@ namespace {
 const std::string kMagic = "lockstep-code-1\n";
 
 std::string sha(const std::string& s) { return sha256_hex(s.data(), s.size()); }
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One file per entry: magic, sha256 of the code, then the code.
 std::string encode_entry(const std::string& code) { return kMagic + sha(code) + "\n" + code; }
@@ -44,7 +36,7 @@ std::shared_ptr<const CompiledCode> read_entry(const fs::path& file, const std::
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return nullptr;
   CompiledCode c{key, ""};
-  if (decode_entry(read_all(file), c.bytes)) return std::make_shared<const CompiledCode>(std::move(c));
+  if (decode_entry(read_own_file(file.string()), c.bytes)) return std::make_shared<const CompiledCode>(std::move(c));
   std::cerr << "warning: " << target << " cache entry '" << file.string() << "' is corrupt; rebuilding it\n";
   return nullptr;
 }

@@ -3,10 +3,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/dirs.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/process.h"
 #include "frontend/npy.h"
 
@@ -43,13 +43,6 @@ std::string host_cpu() {
   return model + "\n" + flags;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 SystemCompiler::SystemCompiler() {
@@ -79,7 +72,7 @@ std::string SystemCompiler::compile(const std::string& source) {
   ProcessResult r = run_process(argv);
   if (r.exit_code != 0)
     throw InternalError("cpu: the system compiler failed on generated code:\n" + r.output.substr(0, 4000));
-  std::string bytes = read_file(so);
+  std::string bytes = read_own_file(so.string());
   if (bytes.empty()) throw InternalError("cpu: the system compiler wrote no shared object");
   return bytes;
 }

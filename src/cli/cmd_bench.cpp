@@ -19,6 +19,7 @@ namespace {
 struct BenchFlags {
   std::string model, target = default_target(), json;
   InputSpec inputs;
+  std::vector<std::string> sweep;  // --dims
   CompileFlags compile;
   int runs = 20, warmup = 3, top = 15;
   bool per_kernel = false;
@@ -77,8 +78,53 @@ nlohmann::json print_kernels(const std::vector<Program::KernelTime>& times, int 
   return j;
 }
 
+// --dims: every length in turn on one program, one row each: whether it compiled or only bound
+// the symbolic program, the time of that, and the runs.
+int bench_sweep(const BenchFlags& f) {
+  std::vector<InputSpec> steps = sweep_specs(f.inputs, f.sweep);
+  std::unique_ptr<Program> p;
+  std::cout << "bench: " << f.model << " on " << f.target << ", " << steps.size() << " lengths in one process\n";
+  std::cout << "  length      prepare     how                    median run   outputs (sha256)\n";
+  nlohmann::json rows = nlohmann::json::array();
+  bool all_same = true;
+  for (const InputSpec& step : steps) {
+    VerifySubject s = load_subject(f.model, step);
+    if (!p) p = compile(s.graph, f.target, f.compile.options);
+    int compiles = p->stats().compiles;
+    auto t = Clock::now();
+    p->prepare(s.inputs);
+    double prepare_ms = ms_since(t);
+    Program::CompileStats cs = p->stats();
+    std::string how = cs.compiles > compiles ? "compiled" : cs.symbolic ? "bound (symbolic)" : "already compiled";
+    std::string sha = joined_sha(p->run(s.inputs));
+    for (int k = 0; k < f.warmup; ++k) all_same &= joined_sha(p->run(s.inputs)) == sha;
+    std::vector<double> ms;
+    for (int k = 0; k < f.runs; ++k) {
+      t = Clock::now();
+      std::vector<Tensor> outs = p->run(s.inputs);
+      ms.push_back(ms_since(t));
+      all_same &= joined_sha(outs) == sha;
+    }
+    std::string label = sweep_label(step, f.sweep);
+    std::cout << "  " << label << std::string(label.size() < 10 ? 10 - label.size() : 0, ' ') << "  "
+              << fmt("%10.3f", prepare_ms) << " ms  " << how << std::string(how.size() < 20 ? 20 - how.size() : 0, ' ')
+              << fmt("%10.3f", stats_of(ms).median) << " ms  " << sha.substr(0, 16) << "\n";
+    rows.push_back({{"dims", label}, {"prepare_ms", prepare_ms}, {"how", how}, {"median_ms", stats_of(ms).median},
+                    {"run_ms", ms}, {"outputs_sha256", sha}});
+  }
+  Program::CompileStats cs = p->stats();
+  std::cout << "compiles: " << cs.compiles << " for " << steps.size() << " lengths" << (cs.note.empty() ? "" : " (" + cs.note + ")")
+            << "\noutputs: " << (all_same ? "every run of each length gave the same bytes" : "DIFFER between runs of one length")
+            << "\n";
+  nlohmann::json j = {{"model", f.model}, {"target", f.target}, {"lengths", rows}, {"compiles", cs.compiles},
+                      {"symbolic", cs.symbolic}, {"note", cs.note}, {"bit_identical", all_same}};
+  if (!f.json.empty()) write_file_atomic(f.json, j.dump(2) + "\n");
+  return all_same ? kExitOk : kExitMismatch;
+}
+
 int bench(const BenchFlags& f) {
   if (f.runs < 1 || f.warmup < 0) throw Error("--runs must be >= 1 and --warmup >= 0");
+  if (!f.sweep.empty()) return bench_sweep(f);
   VerifySubject s = load_subject(f.model, f.inputs);
   auto t = Clock::now();
   std::unique_ptr<Program> p = compile(s.graph, f.target, f.compile.options);
@@ -132,6 +178,7 @@ Action add_bench(CLI::App& app) {
   app.add_option("model", f->model, "ONNX model file, or a folder in ONNX's backend-test layout")->required();
   app.add_option("--target", f->target, targets_help("The target to time"))->capture_default_str();
   add_input_flags(app, f->inputs);
+  add_sweep_flag(app, f->sweep);
   app.add_option("--runs", f->runs, "Timed runs")->capture_default_str();
   app.add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
   app.add_flag("--per-kernel", f->per_kernel, "Time each kernel in one more run and list the slowest");
@@ -144,7 +191,9 @@ Action add_bench(CLI::App& app) {
       "calls it: inputs copied in, every kernel, outputs copied out. Wall clock (steady_clock).\n"
       "Every run's output bytes are hashed and compared with the first run's.\n"
       "--per-kernel: one more run with each kernel timed by the device's own clock where it has\n"
-      "one (GPU events around each launch, plain launches, no replay), else the wall clock.\n\n"
+      "one (GPU events around each launch, plain launches, no replay), else the wall clock.\n"
+      "--dims T=173,64,1: each length in turn on one program; `prepare` is the compile for the\n"
+      "first and, for a symbolic program, the bind of each later one (no code generation).\n\n"
       "Exit status: 0 every run gave the same bytes, 1 a run gave other bytes, 2 bad model,\n"
       "input, option or file, 3 internal error (a lockstep bug).");
   return [f] { return bench(*f); };

@@ -22,6 +22,9 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
   app.add_flag("--no-cache{false}", o.use_cache, "Neither read nor write the on-disk kernel cache");
   app.add_flag("--checked", o.checked,
                "Sentinels around buffers, NaN-poisoned dead memory and a proof that live buffers never overlap");
+  app.add_flag("--symbolic,!--specialise", o.symbolic,
+               "One compile for every value of the model's named symbolic dims (T) where the plan allows, "
+               "or --specialise: one compile per input shape (default: symbolic)");
   app.add_flag("--replay,!--no-replay", o.replay,
                "Capture the plan once and replay it where the device can (CUDA graphs; default on)");
   app.add_flag("--verify-constants", o.verify_constants,

@@ -191,6 +191,51 @@ void add_input_flags(CLI::App& app, InputSpec& spec) {
   app.add_option("--dim", spec.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
 }
 
+void add_sweep_flag(CLI::App& app, std::vector<std::string>& lists) {
+  app.add_option("--dims", lists,
+                 "SYMBOL=N1,N2,...: run each length in turn, in one process (repeatable; lists of equal length go together)");
+}
+
+std::vector<InputSpec> sweep_specs(const InputSpec& spec, const std::vector<std::string>& lists) {
+  if (lists.empty()) return {spec};
+  std::vector<std::pair<std::string, std::vector<std::string>>> sweep;
+  for (const std::string& l : lists) {
+    auto [symbol, values] = split_assignment(l, "--dims");
+    std::vector<std::string> each;
+    for (size_t at = 0; at <= values.size();) {
+      size_t comma = values.find(',', at);
+      if (comma == std::string::npos) comma = values.size();
+      each.push_back(values.substr(at, comma - at));
+      if (each.back().empty()) throw Error("--dims " + l + ": an empty length in the list");
+      at = comma + 1;
+    }
+    if (!sweep.empty() && each.size() != sweep[0].second.size())
+      throw Error("--dims " + l + ": " + std::to_string(each.size()) + " lengths, but --dims " + sweep[0].first + " has " +
+                  std::to_string(sweep[0].second.size()));
+    sweep.emplace_back(symbol, each);
+  }
+  std::vector<InputSpec> steps;
+  for (size_t k = 0; k < sweep[0].second.size(); ++k) {
+    InputSpec step = spec;
+    for (const auto& [symbol, values] : sweep) {
+      std::erase_if(step.dims, [&](const std::string& d) { return split_assignment(d, "--dim").first == symbol; });
+      step.dims.push_back(symbol + "=" + values[k]);
+    }
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+std::string sweep_label(const InputSpec& step, const std::vector<std::string>& lists) {
+  std::string s;
+  for (const std::string& l : lists) {
+    std::string symbol = split_assignment(l, "--dims").first;
+    for (const std::string& d : step.dims)
+      if (split_assignment(d, "--dim").first == symbol) s += (s.empty() ? "" : " ") + d;
+  }
+  return s;
+}
+
 uint64_t input_stream_seed(uint64_t seed, size_t input_index) {
   return seed + kGolden * (static_cast<uint64_t>(input_index) + 1);
 }

@@ -29,6 +29,15 @@ struct InputSpec {
 // --input, --seed, --seed-inputs and --dim, as every model-running subcommand spells them.
 void add_input_flags(CLI::App& app, InputSpec& spec);
 
+// --dims SYMBOL=N1,N2,...: a sweep of lengths (repeatable for several symbols, lists of equal
+// length taken together).
+void add_sweep_flag(CLI::App& app, std::vector<std::string>& lists);
+// One InputSpec per step of the sweep (`spec` with each step's --dim set); {spec} when the
+// sweep is empty. Throws Error for a malformed list.
+std::vector<InputSpec> sweep_specs(const InputSpec& spec, const std::vector<std::string>& lists);
+// "T=64" for a step's dims.
+std::string sweep_label(const InputSpec& step, const std::vector<std::string>& lists);
+
 // The --help text that says exactly how inputs are generated.
 extern const char* const kInputGenerationHelp;
 

@@ -73,7 +73,18 @@ std::string CPrinter::index(const Expr& ld) const {
   return s.empty() ? "0" : s;
 }
 
+std::string CPrinter::read_symbols(const Plan& p, const Kernel& k) const {
+  symbols_ = k.symbols;
+  if (k.symbols < 0) return "";
+  std::string s;
+  for (size_t j = 0; j < p.symbols.size(); ++j)
+    s += "  const int64_t ls_s" + std::to_string(j) + " = " + buf_name(k.symbols) + "[" + std::to_string(j) +
+         "]; (void)ls_s" + std::to_string(j) + ";  // " + comment_text(p.symbols[j]) + "\n";
+  return s;
+}
+
 std::string CPrinter::load_value(const Expr& e) const {
+  if (e.buf >= 0 && e.buf == symbols_ && e.flat && e.args[0]->op == Op::Const) return "ls_s" + std::to_string(e.args[0]->i);
   std::string raw = buf_name(e.buf) + "[" + index(e) + "]";
   switch (e.type) {
     case DType::f16: return "ls_h2f(" + raw + ")";
@@ -168,7 +179,23 @@ std::string CPrinter::store(const Plan& p, const Kernel& k, const std::string& f
   return buf_name(k.out) + "[" + flat + "] = " + v + ";";
 }
 
-std::string CPrinter::out_index(const Shape& s) const {
+std::string CPrinter::size(const ExprP& e) const {
+  return e->op == Op::Const ? std::to_string(e->i) : expr(e);
+}
+
+std::string CPrinter::dim(const Plan& p, int b, size_t d) const { return size(dim_expr(p, b, d)); }
+
+std::string CPrinter::out_index(const Plan& p, int b) const {
+  const Shape& s = p.buffers[b].shape;
+  if (!p.buffers[b].dims.empty()) {
+    std::vector<ExprP> strides = stride_exprs(p, b);
+    ExprP flat = icst(0);
+    for (size_t k = 0; k < s.size(); ++k) {
+      const ExprP& d = p.buffers[b].dims[k];
+      if (!(d->op == Op::Const && d->i == 1)) flat = add(flat, mul(var(static_cast<int>(k)), strides[k]));
+    }
+    return expr(flat);
+  }
   std::vector<int64_t> strides = shape_strides(s);
   std::string r;
   for (size_t k = 0; k < s.size(); ++k) {
@@ -212,13 +239,16 @@ std::string CPrinter::reduce_init(const Expr& red) {
   return dtype_is_float(red.type) ? "-INFINITY" : "INT64_MIN";
 }
 
-std::string CPrinter::loop(const std::string& v, int64_t extent) {
-  return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(extent) + "; ++" + v + ")\n";
+std::string CPrinter::loop(const std::string& v, int64_t extent) { return loop(v, std::to_string(extent)); }
+
+std::string CPrinter::loop(const std::string& v, const std::string& extent) {
+  return "for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")\n";
 }
 
 std::string CPrinter::buffer_bytes_init(const Plan& p) {
   std::string s = "{";
-  for (size_t b = 0; b < p.buffers.size(); ++b) s += (b ? ", " : "") + std::to_string(p.buffers[b].bytes());
+  for (size_t b = 0; b < p.buffers.size(); ++b)  // -1: a size that depends on the symbols
+    s += (b ? ", " : "") + std::to_string(p.buffers[b].module_bytes());
   return s + (p.buffers.empty() ? "0}" : "}");
 }
 

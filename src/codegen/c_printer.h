@@ -35,19 +35,30 @@ class CPrinter {
   std::string index(const kir::Expr& load) const;
   std::string load_value(const kir::Expr& e) const;
   std::string store(const kir::Plan& p, const kir::Kernel& k, const std::string& flat, const std::string& value) const;
-  std::string out_index(const Shape& s) const;  // row-major flat index of v0..v{r-1}
+  // Row-major flat index of v0..v{r-1} into buffer b.
+  std::string out_index(const kir::Plan& p, int b) const;
+  // Dim d of buffer b: a number, or an expression of the symbols in a symbolic plan.
+  std::string dim(const kir::Plan& p, int b, size_t d) const;
+  // The same for any int64 expression: a number when it is one.
+  std::string size(const kir::ExprP& e) const;
   std::string comment(const kir::Kernel& k) const;
+  // A symbolic plan's kernel reads the symbols once, into locals the loops then use:
+  // "const int64_t ls_s0 = b12[0];" (empty for a kernel of a concrete plan). Sets which buffer
+  // holds them for the expressions printed after it.
+  std::string read_symbols(const kir::Plan& p, const kir::Kernel& k) const;
   // "ACC = ..." folding a reduction's next term into its accumulator `acc`.
   std::string reduce_step(const kir::Expr& red, const std::string& acc) const;
   // The accumulator's first value: the identity of the reduction.
   static std::string reduce_init(const kir::Expr& red);
   static std::string buf_name(int b) { return "b" + std::to_string(b); }
   static std::string loop(const std::string& v, int64_t extent);  // "for (int64_t v = 0; v < N; ++v)\n"
+  static std::string loop(const std::string& v, const std::string& extent);
   // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
   static std::string buffer_bytes_init(const kir::Plan& p);
 
  private:
   std::string unary(const kir::Expr& e, const std::string& a) const;
+  mutable int symbols_ = -1;  // the kernel being printed reads the symbols from this buffer
   std::string binary(const kir::Expr& e, const std::string& a, const std::string& b) const;
   CDialect d_;
 };

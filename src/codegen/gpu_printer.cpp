@@ -24,23 +24,32 @@ std::string filled(std::string text, const std::string& key, const std::string& 
   return text;
 }
 
-// v0..v{r-1} from the flat index i (row-major); size-1 dims are 0. Dims in `renamed` are
-// declared under the name given instead.
-std::string unflatten(const Shape& s, const std::map<size_t, std::string>& renamed = {}) {
-  std::vector<int64_t> strides = shape_strides(s);
+}  // namespace
+
+// v0..v{r-1} from the flat index i (row-major) over `dims`; size-1 dims are 0. Dims in
+// `renamed` are declared under the name given instead.
+std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, const std::map<size_t, std::string>& renamed) const {
+  std::vector<ExprP> strides(dims.size());
+  ExprP at = icst(1);
+  for (size_t d = dims.size(); d-- > 0;) strides[d] = at, at = mul(at, dims[d]);
   std::string src;
-  for (size_t d = 0; d < s.size(); ++d) {
+  for (size_t d = 0; d < dims.size(); ++d) {
     auto it = renamed.find(d);
     std::string v = it != renamed.end() ? it->second : "v" + std::to_string(d), e;
-    if (s[d] == 1) e = "0";
-    else if (d == 0) e = strides[d] == 1 ? "i" : "i / " + std::to_string(strides[d]);
-    else e = (strides[d] == 1 ? "i" : "(i / " + std::to_string(strides[d]) + ")") + " % " + std::to_string(s[d]);
+    bool unit = strides[d]->op == Op::Const && strides[d]->i == 1;
+    if (dims[d]->op == Op::Const && dims[d]->i == 1) e = "0";
+    else if (d == 0) e = unit ? "i" : "i / " + size(strides[d]);
+    else e = (unit ? "i" : "(i / " + size(strides[d]) + ")") + " % " + size(dims[d]);
     src += "    const int64_t " + v + " = " + e + "; (void)" + v + ";\n";
   }
   return src;
 }
 
-}  // namespace
+std::vector<ExprP> GpuPrinter::dims(const Plan& p, int b) {
+  std::vector<ExprP> d;
+  for (size_t k = 0; k < p.buffers[b].shape.size(); ++k) d.push_back(dim_expr(p, b, k));
+  return d;
+}
 
 std::string GpuPrinter::prelude() const { return g_.header + helper_functions(g_); }
 
@@ -58,14 +67,17 @@ std::string GpuPrinter::signature(const Plan& p, const Kernel& k) const {
 
 std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
-  std::string src = signature(p, k);
-  if (k.schedule.threads == 0) return src + "}\n";
+  std::string src = signature(p, k) + read_symbols(p, k);
+  bool fixed = p.buffers[k.out].dims.empty();
+  if (fixed && k.schedule.threads == 0) return src + "}\n";
   std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
   std::string stride = "(int64_t)" + g_.group_count + " * " + g_.group_size;
-  src += "  const int64_t n = " + std::to_string(k.schedule.threads) + ";\n";
+  std::string n = fixed ? std::to_string(k.schedule.threads)
+                        : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(k.schedule.rows * k.schedule.cols)));
+  src += "  const int64_t n = " + n + ";\n";
   src += "  for (int64_t i = " + first + "; i < n; i += " + stride + ") {\n";
   if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
-  return src + unflatten(p.buffers[k.out].shape) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  return src + unflatten(dims(p, k.out)) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
 }
 
 // The work item's rows x cols outputs: row c and column l of its block, each with its own
@@ -82,9 +94,9 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
   std::string acc = "acc[c * " + std::to_string(sc.cols) + " + l]";
   std::string each = "{ const int c = 0; const int l = 0; ";
   if (block) {
-    Shape items = s;
-    items[r - 2] /= sc.rows;
-    items[r - 1] /= sc.cols;
+    std::vector<ExprP> items = dims(p, k.out);  // the blocked dims are the same at every length
+    if (sc.rows > 1) items[r - 2] = icst(s[r - 2] / sc.rows);
+    if (sc.cols > 1) items[r - 1] = icst(s[r - 1] / sc.cols);
     src += unflatten(items, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
@@ -92,7 +104,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
            "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = vl * " +
            std::to_string(sc.cols) + " + l; (void)" + cv + "; ";
   } else {
-    src += unflatten(s);
+    src += unflatten(dims(p, k.out));
   }
   std::string close = block ? " } }" : " }", n = std::to_string(sc.rows * sc.cols);
   src += "    " + at + " acc[" + n + "];\n";
@@ -102,7 +114,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
     src += (unrolled ? "    " + g_.unroll_pragma + "\n" : "") + "    " + loop("v" + std::to_string(red.i + d), red.shape[d]);
   }
   src += "    {\n    " + each + reduce_step(red, acc) + close + "\n    }\n";
-  std::string flat = block ? out_index(s) : "i";
+  std::string flat = block ? out_index(p, k.out) : "i";
   return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n  }\n}\n";
 }
 

@@ -4,6 +4,7 @@
 // accumulator. Every sum runs inside its work item in the same fixed order as on the host, so
 // the sums are the same float32 operations in the same order.
 #pragma once
+#include <map>
 #include <vector>
 
 #include "codegen/c_printer.h"
@@ -27,6 +28,8 @@ class GpuPrinter : public CPrinter {
   std::string program(const kir::Plan& p) const;
 
  private:
+  std::string unflatten(const std::vector<kir::ExprP>& dims, const std::map<size_t, std::string>& renamed = {}) const;
+  static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
   GpuDialect g_;

@@ -31,26 +31,26 @@ std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
   if (sc.lanes < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] % sc.rows)))
     throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " rows x " +
                         std::to_string(sc.lanes) + " lanes does not tile " + shape_str(s));
-  std::string src = signature(p, k);
-  if (shape_numel(s) == 0) return src + "}\n";
-  int64_t last = r ? s[r - 1] : 1, tiles = (last + sc.lanes - 1) / sc.lanes;
+  std::string src = signature(p, k) + read_symbols(p, k);
+  if (p.buffers[k.out].dims.empty() && shape_numel(s) == 0) return src + "}\n";
+  std::string L = std::to_string(sc.lanes), N = r ? dim(p, k.out, r - 1) : "1";
+  std::string tiles = r ? size(kir::binary(Fn::Div, add(dim_expr(p, k.out, r - 1), icst(sc.lanes - 1)), icst(sc.lanes))) : "1";
   src += "  #pragma omp parallel for collapse(" + std::to_string(r ? r : 1) + ") schedule(static) num_threads(ls_threads > 0 ? ls_threads : omp_get_max_threads())\n";
   // The tile loop sits outside dim tile_at; a reduction's dim before the last runs in blocks of rows.
   size_t tile_at = static_cast<size_t>(sc.tile_at);
   for (size_t d = 0; d + 1 < r || (d == tile_at && d < r); ++d) {
     if (d == tile_at) src += "  " + loop("vt", tiles);
     bool blocked = sc.rows > 1 && d == r - 2;
-    if (d + 1 < r) src += "  " + loop(blocked ? "vrow" : "v" + std::to_string(d), blocked ? s[d] / sc.rows : s[d]);
+    if (d + 1 < r) src += "  " + (blocked ? loop("vrow", s[d] / sc.rows) : loop("v" + std::to_string(d), dim(p, k.out, d)));
   }
   if (r == 0) src += "  " + loop("vt", tiles);
-  std::string L = std::to_string(sc.lanes), N = std::to_string(last);
   src += "  {\n";
   src += "    const int64_t lo = vt * " + L + ";\n";
   src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n";
   if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
-  return src + "      " + store(p, k, out_index(s), expr(k.body)) + "\n    }\n  }\n}\n";
+  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n}\n";
 }
 
 // rows x lanes accumulators: each input row loaded serves `rows` outputs of the dim before the
@@ -70,14 +70,16 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
   std::string lane = "const int64_t " + lv + " = lo + j; (void)" + lv + ";";
   std::string src = "    " + at + " acc[" + RL + "];\n";
   src += "    for (int j = 0; j < " + RL + "; ++j) acc[j] = (" + at + ")" + reduce_init(red) + ";\n";
-  for (size_t d = 0; d < red.shape.size(); ++d) src += "    " + loop("v" + std::to_string(red.i + d), red.shape[d]);
-  src += "    {\n";
-  src += "      if (n == " + L + ") {\n";
+  // Full tiles and the last, partial one take separate copies of the reduction loops, so the
+  // full tiles' lane loop has a fixed trip count whatever the compiler knows of the length.
+  std::string loops;
+  for (size_t d = 0; d < red.shape.size(); ++d) loops += "    " + loop("v" + std::to_string(red.i + d), red.shape[d]);
+  src += "    if (n == " + L + ") {\n" + loops + "    {\n";
   src += "        " + row + "        #pragma omp simd\n        for (int j = 0; j < " + L + "; ++j) { " + lane + " " + step + " }\n        }\n";
-  src += "      } else {\n";
-  src += "        " + row + "        for (int j = 0; j < n; ++j) { " + lane + " " + step + " }\n        }\n      }\n    }\n";
+  src += "    }\n    } else {\n" + loops + "    {\n";
+  src += "        " + row + "        for (int j = 0; j < n; ++j) { " + lane + " " + step + " }\n        }\n    }\n    }\n";
   src += "    " + row + "    for (int64_t j = 0; j < n; ++j) {\n      " + lane + "\n";
-  return src + "      " + store(p, k, out_index(s), expr(k.body, acc)) + "\n    }\n    }\n  }\n}\n";
+  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n  }\n}\n";
 }
 
 std::string HostPrinter::epilogue(const Plan& p) const {

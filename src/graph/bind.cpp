@@ -25,7 +25,7 @@ std::vector<TypeInfo> bind_inputs(const Graph& g, const TensorMap& inputs) {
       throw Error("input '" + name + "' is not an input of the model (its inputs: " + names + ")");
     }
   }
-  std::map<std::string, int64_t> symbols;
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;  // size, and where it was read
   std::vector<TypeInfo> types;
   for (int v : g.inputs) {
     const Value& val = g.values[v];
@@ -46,11 +46,12 @@ std::vector<TypeInfo> bind_inputs(const Graph& g, const TensorMap& inputs) {
           throw Error("input '" + val.name + "': shape " + got + " differs from " + want +
                       " at axis " + std::to_string(k));
         if (d.known() || d.symbol.empty()) continue;
-        auto [pos, fresh] = symbols.emplace(d.symbol, t.shape[k]);
-        if (!fresh && pos->second != t.shape[k])
-          throw Error("input '" + val.name + "': dimension '" + d.symbol + "' is " +
-                      std::to_string(t.shape[k]) + " here but " + std::to_string(pos->second) +
-                      " in another input");
+        std::string here = "input '" + val.name + "' axis " + std::to_string(k);
+        auto [pos, fresh] = symbols.emplace(d.symbol, std::make_pair(t.shape[k], here));
+        if (!fresh && pos->second.first != t.shape[k])
+          throw Error("inputs disagree on dimension '" + d.symbol + "': " + pos->second.second + " is " +
+                      std::to_string(pos->second.first) + " but " + here + " is " + std::to_string(t.shape[k]) +
+                      " (the model declares both as '" + d.symbol + "', so they must be equal)");
       }
     }
     types.push_back(TypeInfo{t.dtype, true, t.shape});

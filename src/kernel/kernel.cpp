@@ -18,6 +18,7 @@ std::vector<int> kernel_inputs(const Kernel& k) {
   std::vector<int> bufs;
   for (const Expr* l : loads)
     if (std::find(bufs.begin(), bufs.end(), l->buf) == bufs.end()) bufs.push_back(l->buf);
+  if (k.symbols >= 0 && std::find(bufs.begin(), bufs.end(), k.symbols) == bufs.end()) bufs.push_back(k.symbols);
   return bufs;
 }
 
@@ -41,12 +42,36 @@ std::string describe(const Plan& p) {
   std::string s;
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer& buf = p.buffers[b];
-    static const char* kinds[] = {"input", "output", "constant", "temp"};
+    static const char* kinds[] = {"input", "output", "constant", "temp", "symbols"};
+    std::string dims;
+    for (const ExprP& d : buf.dims) dims += (dims.empty() ? " dims " : ",") + to_string(d);
     s += "b" + std::to_string(b) + " " + kinds[buf.kind] + " " + dtype_name(buf.dtype) +
-         shape_str(buf.shape) + " '" + buf.name + "'\n";
+         shape_str(buf.shape) + dims + " '" + buf.name + "'\n";
   }
   for (const Kernel& k : p.kernels) s += describe(p, k) + "\n";
   return s;
+}
+
+ExprP dim_expr(const Plan& p, int b, size_t d) {
+  const Buffer& buf = p.buffers[b];
+  return buf.dims.empty() ? icst(buf.shape[d]) : buf.dims[d];
+}
+
+std::vector<ExprP> stride_exprs(const Plan& p, int b) {
+  size_t r = p.buffers[b].shape.size();
+  std::vector<ExprP> s(r);
+  ExprP at = icst(1);
+  for (size_t d = r; d-- > 0;) {
+    s[d] = at;
+    at = mul(at, dim_expr(p, b, d));
+  }
+  return s;
+}
+
+ExprP numel_expr(const Plan& p, int b) {
+  ExprP n = icst(1);
+  for (size_t d = 0; d < p.buffers[b].shape.size(); ++d) n = mul(n, dim_expr(p, b, d));
+  return n;
 }
 
 void require_checks_pass(const Plan& p, const std::vector<int64_t>& counts) {

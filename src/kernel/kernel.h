@@ -12,15 +12,21 @@
 namespace lockstep::kir {
 
 struct Buffer {
-  enum Kind { Input, Output, Constant, Temp };
+  // Symbols: the int64 values of a symbolic plan's symbols, written by the runtime at bind.
+  enum Kind { Input, Output, Constant, Temp, Symbols };
   Kind kind = Temp;
   DType dtype = DType::f32;
-  Shape shape;
+  Shape shape;  // in a symbolic plan: the shape at the plan's probe lengths (see `dims`)
+  // Symbolic plans only: each dim as an int64 expression of the symbols (loads of the Symbols
+  // buffer); empty for a buffer whose shape is the same at every length.
+  std::vector<ExprP> dims;
   std::string name;                      // the graph value it holds
   int io_index = -1;                     // position among graph inputs / outputs
   std::shared_ptr<const Tensor> data;    // Constant only
   int64_t numel() const { return shape_numel(shape); }
   size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  // The size compiled code records for it: -1 where it depends on the symbols.
+  long long module_bytes() const { return dims.empty() ? static_cast<long long>(bytes()) : -1; }
 };
 
 // One kernel: out[v0..v{r-1}] = body for every index of `shape` (r = rank). Reduction vars,
@@ -31,6 +37,7 @@ struct Kernel {
   int out = -1;                     // buffer written
   ExprP body;
   Schedule schedule;                // loop layout on the target, set by choose_schedules
+  int symbols = -1;                 // symbolic plans: the Symbols buffer, read for the sizes
   const Shape& shape(const std::vector<Buffer>& bufs) const { return bufs[out].shape; }
 };
 
@@ -46,7 +53,19 @@ struct Plan {
     std::string node, what;  // the ONNX node, and what the count counts
   };
   std::vector<Check> checks;
+  // A symbolic plan serves every value of these symbols ("T"): its kernels read them from
+  // buffer `symbol_buf` and instantiate() gives the concrete plan for one set of values.
+  std::vector<std::string> symbols;
+  int symbol_buf = -1;
+  bool symbolic() const { return symbol_buf >= 0; }
 };
+
+// Dim d of buffer b as an int64 expression (a constant unless the plan is symbolic).
+ExprP dim_expr(const Plan& p, int b, size_t d);
+// Row-major strides of buffer b as expressions.
+std::vector<ExprP> stride_exprs(const Plan& p, int b);
+// Elements of buffer b as an expression.
+ExprP numel_expr(const Plan& p, int b);
 
 // Throws the error of the first check whose count (in the order of p.checks) is not 0,
 // naming its node.

@@ -91,7 +91,7 @@ static void infer_node(const Graph& g, int n, GraphTypes& gt) {
 }
 
 GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs,
-                       const std::vector<const RefTensor*>* input_values) {
+                       const std::vector<const RefTensor*>* input_values, int64_t fold_initializers) {
   GraphTypes gt;
   gt.type.resize(g.values.size());
   gt.value.resize(g.values.size());
@@ -99,7 +99,7 @@ GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs,
     const Value& val = g.values[v];
     if (!val.initializer) continue;
     gt.type[v] = TypeInfo{val.initializer->dtype, true, val.initializer->shape};
-    if (val.initializer->numel() <= kFoldLimit) gt.value[v] = to_ref(*val.initializer);
+    if (val.initializer->numel() <= std::min(kFoldLimit, fold_initializers)) gt.value[v] = to_ref(*val.initializer);
   }
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     gt.type[g.inputs[k]] = inputs ? (*inputs)[k] : g.values[g.inputs[k]].type;

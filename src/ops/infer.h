@@ -19,8 +19,11 @@ void check_node_schema(const Graph& g, int n);
 // Runs every node's shape rule in order. `inputs` gives the graph inputs' types (from actual
 // tensors at run time); when null, the declared types are used and symbols stay unknown.
 // `input_values`, when given, holds graph input values to specialise on (null entries: not).
+// Initializers of at most `fold_initializers` elements take part with their values; binding a
+// new length passes a small bound, as only short shape parameters decide shapes.
 GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs = nullptr,
-                       const std::vector<const RefTensor*>* input_values = nullptr);
+                       const std::vector<const RefTensor*>* input_values = nullptr,
+                       int64_t fold_initializers = int64_t{1} << 16);
 
 // Values up to this many elements are folded during inference (shape arithmetic, scalars).
 constexpr int64_t kFoldLimit = 1 << 16;

@@ -117,7 +117,8 @@ PipelineResult run_pipeline(const Graph& g, const Specialisation& s, const Pipel
 void verify_plan(const Plan& p) {
   std::vector<bool> written(p.buffers.size(), false);
   for (size_t b = 0; b < p.buffers.size(); ++b)
-    written[b] = p.buffers[b].kind == Buffer::Input || p.buffers[b].kind == Buffer::Constant;
+    written[b] = p.buffers[b].kind == Buffer::Input || p.buffers[b].kind == Buffer::Constant ||
+                 p.buffers[b].kind == Buffer::Symbols;
   for (const Kernel& k : p.kernels) {
     check_expr(p, k, k.body, static_cast<int>(p.buffers[k.out].shape.size()));
     for (int b : kernel_inputs(k))

@@ -8,20 +8,26 @@ using namespace kir;
 
 namespace {
 
-// The largest power of two up to `most` dividing the dim before the last; 1 for rank < 2.
-int64_t rows_dividing(const Shape& s, int64_t most) {
-  if (s.size() < 2) return 1;
+// Whether dim d is the same at every length (a symbolic plan's dims may vary).
+bool fixed_dim(const Buffer& b, size_t d) { return b.dims.empty() || b.dims[d]->op == Op::Const; }
+
+// The largest power of two up to `most` dividing the dim before the last; 1 for rank < 2 and
+// for a dim that varies with the length (no divisor holds for every length).
+int64_t rows_dividing(const Buffer& b, int64_t most) {
+  const Shape& s = b.shape;
+  if (s.size() < 2 || !fixed_dim(b, s.size() - 2)) return 1;
   int64_t rows = most;
   while (rows > 1 && s[s.size() - 2] % rows != 0) rows /= 2;
   return rows;
 }
 
-Schedule host_schedule(const Shape& s, const Expr* red, const TargetDesc& t) {
+Schedule host_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
+  const Shape& s = b.shape;
   Schedule h;
   h.loops = Schedule::Loops::Host;
   size_t r = s.size();
   h.lanes = red ? t.reduce_lanes : t.element_lanes;
-  h.rows = red ? rows_dividing(s, t.reduce_rows) : 1;
+  h.rows = red ? rows_dividing(b, t.reduce_rows) : 1;
   h.tile_at = red && r >= 2 ? static_cast<int64_t>(r) - 2 : (r ? static_cast<int64_t>(r) - 1 : 0);
   return h;
 }
@@ -29,18 +35,19 @@ Schedule host_schedule(const Shape& s, const Expr* red, const TargetDesc& t) {
 // A reduction's work item computes rows of the dim before the last (a conv's output channels
 // share each input load) times columns of the last (with the taps unrolled, neighbouring
 // outputs share the input they overlap on).
-Schedule gpu_schedule(const Shape& s, const Expr* red, const TargetDesc& t) {
+Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
+  const Shape& s = b.shape;
   Schedule g;
   g.loops = Schedule::Loops::Gpu;
   g.group = t.group_threads;
   if (red && s.size() >= 2) {
-    g.rows = rows_dividing(s, t.thread_rows);
+    g.rows = rows_dividing(b, t.thread_rows);
     // Columns only where each term is a plain product: a masked one (a strided transposed
     // conv's phases) shares no loads between neighbours and pays its index arithmetic per column.
-    if (red->args[0]->op != Op::Select)
+    if (red->args[0]->op != Op::Select && fixed_dim(b, s.size() - 1))
       for (g.cols = t.thread_cols; g.cols > 1 && s.back() % g.cols != 0;) g.cols /= 2;
   }
-  g.threads = shape_numel(s) / (g.rows * g.cols);
+  g.threads = shape_numel(s) / (g.rows * g.cols);  // at the probe length in a symbolic plan (instantiate sets it)
   g.unroll = g.cols > 1 ? t.unroll : 0;
   return g;
 }
@@ -54,9 +61,9 @@ std::string node_list(const Kernel& k) {
 }  // namespace
 
 Schedule schedule_for(const Plan& p, const Kernel& k, const TargetDesc& t) {
-  const Shape& s = p.buffers[k.out].shape;
+  const Buffer& b = p.buffers[k.out];
   const Expr* red = find_reduce(k.body);
-  return t.gpu ? gpu_schedule(s, red, t) : host_schedule(s, red, t);
+  return t.gpu ? gpu_schedule(b, red, t) : host_schedule(b, red, t);
 }
 
 void choose_schedules(Plan& p, const TargetDesc& t) {

@@ -1,5 +1,6 @@
 #include "runtime/compiled_program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -59,8 +60,100 @@ CompiledProgram::~CompiledProgram() {
 void CompiledProgram::prepare(const TensorMap& inputs) {
   std::string sig = input_signature(graph_, inputs);
   if (code_ && !sig.empty() && sig == signature_) return;
-  specialise(specialisation_for(graph_, inputs));
+  if (sym_ && bind_symbolic(bind_inputs(graph_, inputs))) {
+    signature_ = sig;
+    return;
+  }
+  Specialisation s = specialisation_for(graph_, inputs);
+  if (opts_.symbolic && !sym_tried_ && make_symbolic(s) && bind_symbolic(s.types)) {
+    signature_ = sig;
+    return;
+  }
+  specialise(s);
+  stats_.symbolic = false;
   signature_ = sig;
+}
+
+// The symbolic program for inputs like these, compiled (not loaded); false with the reason in
+// the stats where the plan depends on the length in a way it cannot express.
+bool CompiledProgram::make_symbolic(const Specialisation& s) {
+  sym_tried_ = true;
+  std::string why;
+  std::optional<SymbolicPlan> sp = generalise(graph_, s, pipeline_options(opts_, target_.desc), &why);
+  if (!sp) {
+    stats_.note = "compiled for each shape: " + why;
+    return false;
+  }
+  sym_code_ = cached_code(*compiler_, {target_.name, target_.program_source(sp->plan), opts_.use_cache, opts_.fault.get()});
+  ++stats_.compiles;
+  sym_ = std::move(sp);
+  sym_like_ = s;
+  return true;
+}
+
+// Same dtypes and fixed dims as the inputs the symbolic program was made for.
+bool CompiledProgram::fits_symbolic(const std::vector<TypeInfo>& types) const {
+  const std::vector<std::string>& names = sym_->plan.symbols;
+  for (size_t k = 0; k < types.size(); ++k) {
+    const TypeInfo& want = sym_like_.types[k];
+    if (types[k].dtype != want.dtype || types[k].dims.size() != want.dims.size()) return false;
+    const std::vector<Dim>& declared = graph_.values[graph_.inputs[k]].declared;
+    for (size_t d = 0; d < want.dims.size(); ++d) {
+      bool symbol = d < declared.size() && !declared[d].known() &&
+                    std::find(names.begin(), names.end(), declared[d].symbol) != names.end();
+      if (!symbol && types[k].dims[d] != want.dims[d]) return false;
+    }
+  }
+  return true;
+}
+
+// Serves these input types with the symbolic program: no code generation, no native compile.
+// False where the model's shape rules give this length shapes the program does not compute
+// (a Slice with a fixed end on the time axis, say): that length is compiled on its own.
+bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
+  if (!fits_symbolic(types)) return false;
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<std::string>& names = sym_->plan.symbols;
+  std::vector<int64_t> values = symbol_values(graph_, types, names);
+  std::string why, at;
+  for (size_t j = 0; j < names.size(); ++j) at += (j ? ", " : "") + names[j] + "=" + std::to_string(values[j]);
+  try {
+    if (!covers(graph_, *sym_, types, values, &why)) {
+      stats_.note = "at " + at + " " + why + ": compiled for that length on its own";
+      return false;
+    }
+  } catch (const Error& e) {
+    throw Error("at " + at + ": " + e.what());
+  }
+  bool fresh = code_ != sym_code_;
+  if (fresh) {
+    code_.reset();
+    release();
+  }
+  plan_ = instantiate(sym_->plan, values);
+  log_ = sym_->log;
+  mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
+  if (opts_.checked) check_memory_plan(plan_, mem_);
+  sym_values_ = values;
+  spec_ = {};  // a later concrete compile is never mistaken for this one
+  if (dev_) {
+    if (fresh) {
+      code_ = sym_code_;
+      try {
+        load();
+      } catch (...) {
+        code_.reset();
+        throw;
+      }
+    } else {
+      rebind();
+    }
+  }
+  code_ = sym_code_;
+  stats_.binds += fresh ? 0 : 1;
+  stats_.symbolic = true;
+  stats_.last_bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return true;
 }
 
 // Compiles for these input types (and shape-deciding values) unless already compiled for them.
@@ -69,6 +162,7 @@ void CompiledProgram::specialise(const Specialisation& s) {
   code_.reset();  // compiled for nothing until this compile has succeeded (even if release throws)
   release();
   PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_, target_.desc));
+  ++stats_.compiles;
   plan_ = std::move(r.plan);
   log_ = std::move(r.log);
   mem_ = plan_memory(plan_);
@@ -96,15 +190,43 @@ void CompiledProgram::specialise(const Specialisation& s) {
 void CompiledProgram::load() {
   dev_->load(code_->bytes, plan_);
   layout_ = layout_device_memory(plan_, mem_, opts_.checked);
+  constant_block_ = dev_->allocate(static_cast<size_t>(layout_.constant_total));
   block_ = dev_->allocate(static_cast<size_t>(layout_.total));
+  block_bytes_ = layout_.total;
+  bind_addresses();
+  upload_constants();
+  if (opts_.verify_constants) verify_constants();
+}
+
+// A symbolic program at a new length: the same code and constants, the rest laid out again
+// (its allocation grows when the length needs more).
+void CompiledProgram::rebind() {
+  dev_->synchronize();  // nothing queued still uses the old layout
+  layout_ = layout_device_memory(plan_, mem_, opts_.checked);
+  if (layout_.total > block_bytes_) {
+    DevicePtr old = block_;
+    block_ = 0;
+    dev_->free(old);
+    block_ = dev_->allocate(static_cast<size_t>(layout_.total));
+    block_bytes_ = layout_.total;
+  }
+  captured_ = false;  // the launches change with the length
+  bind_addresses();
+}
+
+// Kernel arguments at the current layout (and the planted fault's spare buffer).
+void CompiledProgram::bind_addresses() {
+  if (kept_) {
+    DevicePtr old = kept_;
+    kept_ = 0;
+    dev_->free(old);
+  }
   if ((uninit_kernel_ = opts_.fault ? opts_.fault->unwritten_kernel(plan_) : -1) >= 0)
     kept_ = dev_->allocate(plan_.buffers[plan_.kernels[uninit_kernel_].out].bytes());
   std::vector<DevicePtr> at(plan_.buffers.size());
   for (size_t b = 0; b < at.size(); ++b) at[b] = address(static_cast<int>(b));
   dev_->bind(at);
   if (opts_.checked) guard_regions();
-  upload_constants();
-  if (opts_.verify_constants) verify_constants();
 }
 
 void CompiledProgram::need_device() const {
@@ -164,7 +286,7 @@ std::vector<std::string> CompiledProgram::pass_log() const {
 }
 
 std::vector<std::pair<std::string, std::string>> CompiledProgram::sources() const {
-  return target_.source_files(plan_);
+  return target_.source_files(sym_ && code_ == sym_code_ ? sym_->plan : plan_);
 }
 
 // Compiles if needed and uploads the inputs.
@@ -174,6 +296,7 @@ void CompiledProgram::start(const TensorMap& inputs) {
   UploadBatch batch(staging(), *dev_, skip_staging_wait());
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const kir::Buffer& buf = plan_.buffers[b];
+    if (buf.kind == kir::Buffer::Symbols) batch.upload(address(static_cast<int>(b)), sym_values_.data(), buf.bytes());
     if (buf.kind != kir::Buffer::Input) continue;
     const Tensor& t = inputs.at(graph_.values[graph_.inputs[buf.io_index]].name);
     batch.upload(address(static_cast<int>(b)), t.bytes.data(), buf.bytes());
@@ -240,8 +363,8 @@ void CompiledProgram::capture_group(int k) {
 
 void CompiledProgram::guard_regions() {
   for (const DeviceLayout::Region& r : layout_.regions) {
-    fill(block_ + r.at - layout_.guard, kSentinelByte, static_cast<size_t>(layout_.guard));
-    fill(block_ + r.at + r.bytes, kSentinelByte, static_cast<size_t>(layout_.guard));
+    fill(base(r.constant) + r.at - layout_.guard, kSentinelByte, static_cast<size_t>(layout_.guard));
+    fill(base(r.constant) + r.at + r.bytes, kSentinelByte, static_cast<size_t>(layout_.guard));
   }
 }
 
@@ -286,7 +409,7 @@ std::vector<Tensor> CompiledProgram::read_outputs() {
 void CompiledProgram::check_guards() {
   for (const DeviceLayout::Region& r : layout_.regions)
     for (int64_t at : {r.at - layout_.guard, r.at + r.bytes})
-      for (unsigned char c : read_back(block_ + at, static_cast<size_t>(layout_.guard)))
+      for (unsigned char c : read_back(base(r.constant) + at, static_cast<size_t>(layout_.guard)))
         if (c != kSentinelByte) throw Error(target_.name + ": a kernel wrote out of bounds of the " + r.what);
 }
 
@@ -311,8 +434,9 @@ void CompiledProgram::release() {
   } catch (...) {
     failed = std::current_exception();
   }
-  DevicePtr blocks[] = {block_, kept_};
-  block_ = kept_ = 0;
+  DevicePtr blocks[] = {block_, constant_block_, kept_};
+  block_ = constant_block_ = kept_ = 0;
+  block_bytes_ = 0;
   captured_ = false;
   for (DevicePtr b : blocks)
     if (b) dev_->free(b);

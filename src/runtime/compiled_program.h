@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "passes/generalise.h"
 #include "passes/pipeline.h"
 #include "runtime/device_layout.h"
 #include "runtime/kernel_cache.h"
@@ -30,11 +31,17 @@ class CompiledProgram : public Program {
   std::vector<KernelTime> profile(const TensorMap& inputs) override;
   std::vector<ConstantCheck> check_constants() override;
   std::vector<std::string> pass_log() const override;
+  CompileStats stats() const override { return stats_; }
   std::vector<std::pair<std::string, std::string>> sources() const override;
 
  private:
   void specialise(const Specialisation& s);
+  bool make_symbolic(const Specialisation& s);
+  bool bind_symbolic(const std::vector<TypeInfo>& types);
+  bool fits_symbolic(const std::vector<TypeInfo>& types) const;
   void load();
+  void rebind();
+  void bind_addresses();
   void need_device() const;
   void start(const TensorMap& inputs);
   void enqueue_plan(bool capture, Timer* timer);
@@ -53,7 +60,10 @@ class CompiledProgram : public Program {
   bool has_launches() const;
   StagingPool& staging();
   bool skip_staging_wait() const;  // the planted staging-reuse fault
-  DevicePtr address(int b) const { return layout_.offset[b] < 0 ? 0 : block_ + layout_.offset[b]; }
+  DevicePtr base(bool constant) const { return constant ? constant_block_ : block_; }
+  DevicePtr address(int b) const {
+    return layout_.offset[b] < 0 ? 0 : base(plan_.buffers[b].kind == kir::Buffer::Constant) + layout_.offset[b];
+  }
 
   const TargetInfo& target_;
   const Graph graph_;  // a copy: the program outlives whatever graph it was made from
@@ -68,7 +78,16 @@ class CompiledProgram : public Program {
   MemoryPlan mem_;
   std::shared_ptr<const CompiledCode> code_;
   DeviceLayout layout_;
-  DevicePtr block_ = 0;
+  DevicePtr block_ = 0;           // everything but constants
+  int64_t block_bytes_ = 0;
+  DevicePtr constant_block_ = 0;
+  // The symbolic program, once made: one compile for every length it covers.
+  std::optional<SymbolicPlan> sym_;
+  std::shared_ptr<const CompiledCode> sym_code_;
+  Specialisation sym_like_;        // the inputs it was made for (dtypes, fixed dims)
+  bool sym_tried_ = false;
+  std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
+  CompileStats stats_;
   int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten
   DevicePtr kept_ = 0;      // ... and where that half's old bytes wait during its launch
   bool captured_ = false;   // the plan is recorded on the device for replay

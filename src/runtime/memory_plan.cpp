@@ -32,9 +32,14 @@ void live_ranges(const Plan& p, MemoryPlan& m) {
 
 }  // namespace
 
-MemoryPlan plan_memory(const Plan& p) {
+MemoryPlan plan_memory(const Plan& p, const MemoryPlan* ranges) {
   MemoryPlan m;
-  live_ranges(p, m);
+  if (ranges) {
+    m.first = ranges->first;
+    m.last = ranges->last;
+  } else {
+    live_ranges(p, m);
+  }
   m.offset.assign(p.buffers.size(), -1);
   // Buffers are placed in order of definition, so one placed earlier is live together with
   // the next one exactly when its last reader runs at or after that one's kernel: the

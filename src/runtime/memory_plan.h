@@ -13,7 +13,9 @@ struct MemoryPlan {
   int64_t arena_bytes = 0;
 };
 
-MemoryPlan plan_memory(const kir::Plan& p);
+// `live`, when given, supplies first/last (a symbolic program's live ranges are the same at
+// every length, and walking the kernels for them is most of the cost of a bind).
+MemoryPlan plan_memory(const kir::Plan& p, const MemoryPlan* live = nullptr);
 
 // Proves that no two temporaries live at the same time overlap; throws Error otherwise.
 void check_memory_plan(const kir::Plan& p, const MemoryPlan& m);

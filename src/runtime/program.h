@@ -22,6 +22,9 @@ struct CompileOptions {
   bool use_cache = true;      // on-disk kernel cache
   bool checked = false;       // sentinels around buffers, poisoned free memory, planner proof
   bool replay = true;             // capture the plan once and replay it, where the device can
+  // One compile for every value of the model's named symbolic dims ("T"), where the plan
+  // allows (passes/generalise.h); false: one compile per input shape.
+  bool symbolic = true;
   bool verify_constants = false;  // read every constant back after upload and compare SHA-256
   int staging_slots = 64;         // host staging buffers for uploads (tests shrink it)
   size_t staging_slot_bytes = size_t{4} << 20;
@@ -39,6 +42,16 @@ class Program {
   // Compiles for inputs like these (shapes, and values where shapes depend on them) without
   // running; run() does it on demand.
   virtual void prepare(const TensorMap& inputs) {}
+  // How the program got its code: pipeline and native compiles so far, and binds of a new
+  // length to a symbolic program (with the last one's time).
+  struct CompileStats {
+    int compiles = 0;        // pipeline + code generation + native compile (or cache hit)
+    int binds = 0;           // new lengths served by the symbolic program, without compiling
+    bool symbolic = false;   // the last run used the symbolic program
+    double last_bind_ms = 0; // time of the last bind (shapes checked, plan, memory, arguments)
+    std::string note;        // why the program is not symbolic, or why a length was compiled apart
+  };
+  virtual CompileStats stats() const { return {}; }
   // Numbered pass applications of the last compile ("#N pass: what (nodes)").
   virtual std::vector<std::string> pass_log() const { return {}; }
   // Generated source of the last compile: (file name, text), one file per kernel.

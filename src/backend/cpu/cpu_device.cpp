@@ -75,7 +75,7 @@ void CpuDevice::load(const std::string& code, const kir::Plan& plan) {
   std::shared_ptr<const Module> m = module_of(code);
   bool fits = m->buffer_count == static_cast<int>(plan.buffers.size()) && m->kernels.size() == plan.kernels.size();
   for (size_t b = 0; fits && b < plan.buffers.size(); ++b)
-    fits = m->buffer_bytes[b] == static_cast<long long>(plan.buffers[b].bytes());
+    fits = m->buffer_bytes[b] == plan.buffers[b].module_bytes();
   if (!fits)
     throw Error("cpu: the module cache returned a module built for a different program (" +
                 std::to_string(m->kernels.size()) + " kernels, this plan has " + std::to_string(plan.kernels.size()) +

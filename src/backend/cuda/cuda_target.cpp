@@ -85,7 +85,7 @@ class CudaDevice : public Device {
     std::vector<std::string> names;
     for (const kir::Kernel& k : plan.kernels) names.push_back(k.name);
     std::vector<long long> sizes;
-    for (const kir::Buffer& b : plan.buffers) sizes.push_back(static_cast<long long>(b.bytes()));
+    for (const kir::Buffer& b : plan.buffers) sizes.push_back(b.module_bytes());
     module_ = load_module(gpu_, code, names, sizes);
     plan_ = &plan;
   }

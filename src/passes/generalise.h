@@ -1,0 +1,57 @@
+// One compile for every length: the pipeline runs at a few probe values of the graph's
+// symbolic dims ("T"), and the plans it gives are unified into one symbolic plan whose shapes
+// and index constants are affine in the symbols. Kernels read the symbols at run time;
+// instantiate() gives the concrete plan (shapes, launch sizes) for one set of values.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kernel/kernel.h"
+#include "passes/pipeline.h"
+
+namespace lockstep {
+
+// c + sum_j k[j] * symbol_j.
+struct Affine {
+  int64_t c = 0;
+  std::vector<int64_t> k;
+  bool fixed() const;
+  int64_t at(const std::vector<int64_t>& symbols) const;
+  std::string str(const std::vector<std::string>& names) const;  // "256*T", "T-1", "7"
+};
+
+struct SymbolicPlan {
+  kir::Plan plan;                               // symbolic: plan.symbols, plan.symbol_buf
+  std::vector<PassRecord> log;                  // of the pipeline at the first probe
+  std::vector<std::vector<Affine>> value_dims;  // per value of the graph given: its dims (empty: rank unknown)
+  std::vector<std::vector<int64_t>> probes;     // symbol values the pipeline ran at
+};
+
+// The named symbolic dims of the graph's inputs, in order of first appearance.
+std::vector<std::string> graph_symbols(const Graph& g);
+
+// The symbol values of these input types (types in g.inputs order). Throws Error naming both
+// inputs when one symbol has two sizes, and for a size below 1.
+std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& types,
+                                   const std::vector<std::string>& symbols);
+
+// The symbolic plan for inputs like `like` (same dtypes and fixed dims, any symbol values), or
+// nullopt with `why` saying what depends on a symbol in a way the plan cannot express (then
+// the caller compiles for concrete shapes).
+std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& like, const PipelineOptions& o,
+                                       std::string* why);
+
+// The concrete plan at these symbol values: shapes evaluated, launch sizes recomputed. Kernel
+// bodies are shared with the symbolic plan (they read the symbols themselves), and `dims` stay,
+// marking the buffers whose size the compiled code leaves to the symbols.
+kir::Plan instantiate(const kir::Plan& symbolic, const std::vector<int64_t>& values);
+
+// Whether every value's shape that shape inference gives for `types` is the symbolic plan's
+// at `values` (so the plan computes what the model asks at this length); else `why` names the
+// first value that differs.
+bool covers(const Graph& g, const SymbolicPlan& s, const std::vector<TypeInfo>& types,
+            const std::vector<int64_t>& values, std::string* why);
+
+}  // namespace lockstep

@@ -1,0 +1,163 @@
+// One compile serves every length: a decoder with a symbolic time axis, compiled once, run at
+// lengths it was never compiled for, against the float64 reference and against programs
+// compiled for each length on their own.
+#include <gtest/gtest.h>
+
+#include "graph/builder.h"
+#include "passes/generalise.h"
+#include "runtime/program.h"
+#include "test_util.h"
+#include "vits.h"
+#include "verify/parity.h"
+
+namespace lockstep {
+namespace {
+
+using testing::error_of;
+
+vits::Config small_decoder() {
+  vits::Config c;
+  c.part = vits::Part::decoder;
+  c.T = -1;  // symbolic "T"
+  c.flow.channels = 8;
+  c.flow.hidden = 8;
+  c.flow.layers = 2;
+  c.flow.flows = 2;
+  c.dec.upsample_initial = 16;
+  c.dec.rates = {4, 2};
+  c.dec.kernels = {8, 4};
+  return c;
+}
+
+std::string sha_of(const std::vector<Tensor>& outs) {
+  std::string s;
+  for (const Tensor& t : outs) s += tensor_sha256(t) + ",";
+  return s;
+}
+
+// T = 1 included, where a kernel of 8 taps is wider than the input.
+TEST(Symbolic, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
+  Graph g = vits::build(small_decoder());
+  CompileOptions sym, spec;
+  spec.symbolic = false;
+  std::unique_ptr<Program> p = compile(g, "cpu", sym);
+  std::vector<int64_t> lengths = {17, 5, 1, 40, 17};
+  for (int64_t T : lengths) {
+    TensorMap in = vits::seed_inputs(g, T);
+    std::vector<Tensor> outs = p->run(in);
+    ASSERT_TRUE(p->stats().symbolic) << p->stats().note;
+    EXPECT_EQ(outs[0].shape, (Shape{1, 1, 8 * T}));
+    for (const Agreement& a : agreement_with_ref(g, in, outs)) EXPECT_TRUE(agrees(a)) << "T=" << T << ": " << describe(a);
+    EXPECT_EQ(sha_of(outs), sha_of(compile(g, "cpu", spec)->run(in))) << "T=" << T;
+  }
+  EXPECT_EQ(p->stats().compiles, 1);
+  EXPECT_EQ(p->stats().binds, 4);
+}
+
+TEST(Symbolic, TheSourceIsOneForEveryLengthAndReadsTheLength) {
+  Graph g = vits::build(small_decoder());
+  std::unique_ptr<Program> p = compile(g, "cpu");
+  p->prepare(vits::seed_inputs(g, 5));
+  auto at5 = p->sources();
+  p->prepare(vits::seed_inputs(g, 9));
+  EXPECT_EQ(at5, p->sources());
+  std::string all;
+  for (const auto& [name, text] : at5) all += text;
+  EXPECT_NE(all.find("const int64_t ls_s0 = "), std::string::npos);
+  EXPECT_EQ(all.find(" < 9;"), std::string::npos);
+  EXPECT_EQ(all.find(" < 72;"), std::string::npos);
+}
+
+TEST(Symbolic, InputsThatDisagreeOnTAreAnErrorNamingBoth) {
+  Graph g = vits::build(small_decoder());
+  std::unique_ptr<Program> p = compile(g, "cpu");
+  p->run(vits::seed_inputs(g, 6));  // the symbolic program exists
+  TensorMap in = vits::seed_inputs(g, 6);
+  in["y_mask"] = Tensor(DType::f32, {1, 1, 7});
+  std::string e = error_of([&] { p->run(in); });
+  EXPECT_NE(e.find("'T'"), std::string::npos) << e;
+  EXPECT_NE(e.find("z_p"), std::string::npos) << e;
+  EXPECT_NE(e.find("y_mask"), std::string::npos) << e;
+}
+
+// x[1,4,T] -> Slice(end 100 on T) -> Relu: at the probe lengths the slice keeps all of T,
+// beyond 100 it cuts. The shape rules say so at bind time, and that length is compiled apart.
+Graph sliced_at_100() {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim(1), dim(4), dim("T")});
+  auto ints = [&](const std::string& name, int64_t v) {
+    Tensor t(DType::i64, {1});
+    t.data<int64_t>()[0] = v;
+    return b.initializer(name, t);
+  };
+  int s = b.op("Slice", "/slice", {x, ints("starts", 0), ints("ends", 100), ints("axes", 2)});
+  b.output(b.op("Relu", "/relu", {s}));
+  return b.finish();
+}
+
+TensorMap ramp(int64_t T) {
+  Tensor t(DType::f32, {1, 4, T});
+  for (int64_t k = 0; k < t.numel(); ++k) t.data<float>()[k] = 0.01f * static_cast<float>(k) - 1.0f;
+  return {{"x", t}};
+}
+
+TEST(Symbolic, ALengthTheShapeRulesTreatApartIsCompiledApart) {
+  Graph g = sliced_at_100();
+  std::unique_ptr<Program> p = compile(g, "cpu");
+  for (int64_t T : {30, 150, 7}) {
+    TensorMap in = ramp(T);
+    std::vector<Tensor> outs = p->run(in);
+    EXPECT_EQ(outs[0].shape, (Shape{1, 4, std::min<int64_t>(T, 100)})) << "T=" << T;
+    for (const Agreement& a : agreement_with_ref(g, in, outs)) EXPECT_TRUE(agrees(a)) << "T=" << T << ": " << describe(a);
+    EXPECT_EQ(p->stats().symbolic, T != 150) << "T=" << T;
+  }
+  EXPECT_NE(p->stats().note.find("/slice"), std::string::npos) << p->stats().note;
+  EXPECT_EQ(p->stats().compiles, 2);
+}
+
+TEST(Symbolic, ShapesAreAffineInTheSymbols) {
+  Graph g = vits::build(small_decoder());
+  Specialisation like = specialisation_for(g, vits::seed_inputs(g, 11));
+  std::string why;
+  std::optional<SymbolicPlan> s = generalise(g, like, {}, &why);
+  ASSERT_TRUE(s) << why;
+  EXPECT_EQ(s->plan.symbols, std::vector<std::string>{"T"});
+  const kir::Buffer& audio = s->plan.buffers[s->plan.outputs[0]];
+  ASSERT_EQ(audio.dims.size(), 3u);
+  kir::Plan at3 = instantiate(s->plan, {3});
+  EXPECT_EQ(at3.buffers[at3.outputs[0]].shape, (Shape{1, 1, 24}));
+  int audio_value = g.find_value("audio");
+  ASSERT_GE(audio_value, 0);
+  EXPECT_EQ(s->value_dims[audio_value][2].str({"T"}), "8*T");
+}
+
+// Where no GPU is, cuda still generates and compiles its symbolic program (NVRTC).
+TEST(Symbolic, CudaSourceCompilesWithNvrtc) {
+  Graph g = vits::build(small_decoder());
+  std::unique_ptr<Program> p;
+  try {
+    p = compile(g, "cuda");
+    p->prepare(vits::seed_inputs(g, 9));
+  } catch (const Error& e) {
+    GTEST_SKIP() << "cuda cannot compile here: " << e.what();
+  }
+  EXPECT_TRUE(p->stats().symbolic) << p->stats().note;
+  EXPECT_EQ(p->stats().compiles, 1);
+  std::string all;
+  for (const auto& [name, text] : p->sources()) all += text;
+  EXPECT_NE(all.find("const int64_t ls_s0 = "), std::string::npos);
+}
+
+TEST(Symbolic, SpecialiseCompilesEachLength) {
+  Graph g = vits::build(small_decoder());
+  CompileOptions o;
+  o.symbolic = false;
+  std::unique_ptr<Program> p = compile(g, "cpu", o);
+  p->run(vits::seed_inputs(g, 4));
+  p->run(vits::seed_inputs(g, 6));
+  EXPECT_EQ(p->stats().compiles, 2);
+  EXPECT_FALSE(p->stats().symbolic);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -36,11 +36,13 @@ std::string sha_of(const std::vector<Tensor>& outs) {
 }
 
 // T = 1 included, where a kernel of 8 taps is wider than the input.
-TEST(Symbolic, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
+LOCKSTEP_ON_EACH_TARGET(SymbolicLengths);
+
+TEST_P(SymbolicLengths, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
   Graph g = vits::build(small_decoder());
   CompileOptions sym, spec;
   spec.symbolic = false;
-  std::unique_ptr<Program> p = compile(g, "cpu", sym);
+  std::unique_ptr<Program> p = compile(g, GetParam(), sym);
   std::vector<int64_t> lengths = {17, 5, 1, 40, 17};
   for (int64_t T : lengths) {
     TensorMap in = vits::seed_inputs(g, T);
@@ -48,7 +50,7 @@ TEST(Symbolic, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
     ASSERT_TRUE(p->stats().symbolic) << p->stats().note;
     EXPECT_EQ(outs[0].shape, (Shape{1, 1, 8 * T}));
     for (const Agreement& a : agreement_with_ref(g, in, outs)) EXPECT_TRUE(agrees(a)) << "T=" << T << ": " << describe(a);
-    EXPECT_EQ(sha_of(outs), sha_of(compile(g, "cpu", spec)->run(in))) << "T=" << T;
+    EXPECT_EQ(sha_of(outs), sha_of(compile(g, GetParam(), spec)->run(in))) << "T=" << T;
   }
   EXPECT_EQ(p->stats().compiles, 1);
   EXPECT_EQ(p->stats().binds, 4);

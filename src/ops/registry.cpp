@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <unordered_map>
 
 #include "ops/op.h"
 
@@ -14,10 +15,13 @@ static std::vector<const OpDef*> all_ops() {
 
 const OpDef* find_op(const std::string& domain, const std::string& op_type) {
   if (!domain.empty() && domain != "ai.onnx") return nullptr;
-  static const std::vector<const OpDef*> ops = all_ops();
-  for (const OpDef* d : ops)
-    if (op_type == d->name) return d;
-  return nullptr;
+  static const std::unordered_map<std::string, const OpDef*> by_name = [] {
+    std::unordered_map<std::string, const OpDef*> m;
+    for (const OpDef* d : all_ops()) m.emplace(d->name, d);
+    return m;
+  }();
+  auto it = by_name.find(op_type);  // shape rules run at every bind of a new length
+  return it == by_name.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> supported_op_names() {

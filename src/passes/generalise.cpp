@@ -347,13 +347,16 @@ int64_t eval(const Expr& e, const std::vector<int64_t>& values, int symbuf) {
 
 Plan instantiate(const Plan& symbolic, const std::vector<int64_t>& values) {
   Plan p = symbolic;
-  for (Buffer& b : p.buffers) {
-    for (size_t d = 0; d < b.dims.size(); ++d) b.shape[d] = eval(*b.dims[d], values, p.symbol_buf);
-  }
-  for (Kernel& k : p.kernels)
-    if (k.schedule.loops == Schedule::Loops::Gpu)
-      k.schedule.threads = p.buffers[k.out].numel() / (k.schedule.rows * k.schedule.cols);
+  reinstantiate(p, values);
   return p;
+}
+
+void reinstantiate(Plan& p, const std::vector<int64_t>& values) {
+  for (Buffer& b : p.buffers)
+    for (size_t d = 0; d < b.dims.size(); ++d) b.shape[d] = eval(*b.dims[d], values, p.symbol_buf);
+  for (Kernel& k : p.kernels)
+    if (k.schedule.loops == Schedule::Loops::Gpu && !p.buffers[k.out].dims.empty())
+      k.schedule.threads = p.buffers[k.out].numel() / (k.schedule.rows * k.schedule.cols);
 }
 
 namespace {

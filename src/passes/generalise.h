@@ -47,6 +47,8 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
 // bodies are shared with the symbolic plan (they read the symbols themselves), and `dims` stay,
 // marking the buffers whose size the compiled code leaves to the symbols.
 kir::Plan instantiate(const kir::Plan& symbolic, const std::vector<int64_t>& values);
+// The same in place, on a plan instantiate() gave (at any values): no copy of the kernels.
+void reinstantiate(kir::Plan& instance, const std::vector<int64_t>& values);
 
 // Whether every value's shape that shape inference gives for `types` is the symbolic plan's
 // at `values` (so the plan computes what the model asks at this length); else `why` names the

@@ -117,21 +117,28 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
   std::vector<int64_t> values = symbol_values(graph_, types, names);
   std::string why, at;
   for (size_t j = 0; j < names.size(); ++j) at += (j ? ", " : "") + names[j] + "=" + std::to_string(values[j]);
-  try {
-    if (!covers(graph_, *sym_, types, values, &why)) {
-      stats_.note = "at " + at + " " + why + ": compiled for that length on its own";
-      return false;
+  if (!sym_covered_.count(values)) {  // the shape rules at a length never bound before
+    try {
+      if (!covers(graph_, *sym_, types, values, &why)) {
+        stats_.note = "at " + at + " " + why + ": compiled for that length on its own";
+        return false;
+      }
+    } catch (const Error& e) {
+      throw Error("at " + at + ": " + e.what());
     }
-  } catch (const Error& e) {
-    throw Error("at " + at + ": " + e.what());
+    sym_covered_.insert(values);
   }
   bool fresh = code_ != sym_code_;
   if (fresh) {
     code_.reset();
     release();
   }
-  plan_ = instantiate(sym_->plan, values);
-  log_ = sym_->log;
+  if (fresh) {
+    plan_ = instantiate(sym_->plan, values);
+    log_ = sym_->log;
+  } else {
+    reinstantiate(plan_, values);
+  }
   mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
   if (opts_.checked) check_memory_plan(plan_, mem_);
   sym_values_ = values;

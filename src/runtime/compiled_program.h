@@ -4,6 +4,7 @@
 // constants read back). A backend supplies a TargetInfo and a Device; nothing here knows one.
 #pragma once
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,7 @@ class CompiledProgram : public Program {
   Specialisation sym_like_;        // the inputs it was made for (dtypes, fixed dims)
   bool sym_tried_ = false;
   std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
+  std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
   CompileStats stats_;
   int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten
   DevicePtr kept_ = 0;      // ... and where that half's old bytes wait during its launch

@@ -75,7 +75,7 @@ cli_checks() {
 # The GPU test suite in parallel groups (the slow ones are the float64 reference runs).
 GROUPS_=(
   "conformance:Targets/Conformance.*/cuda"
-  "units:HostileNames.*:CudaRun*:Targets/Staging.*/cuda:CudaFaults*:CudaGraph*:CudaCapture*:CudaCodegen*:CudaLaunch*:CudaLayout*:CudaTarget*:Schedule*:KernelCache*:Targets/Harness.*/cuda:CudaVitsTorch*:CudaVitsSequence*"
+  "units:HostileNames.*:CudaRun*:Targets/Staging.*/cuda:CudaFaults*:CudaGraph*:CudaCapture*:CudaCodegen*:CudaLaunch*:CudaLayout*:CudaTarget*:Schedule*:KernelCache*:Targets/Harness.*/cuda:CudaVitsTorch*:CudaVitsSequence*:Symbolic*:Targets/SymbolicLengths.*/cuda"
   "decoder128:Seed/CudaVits.*/decoder128:CudaVitsTiming*"
   "flow192:Seed/CudaVits.*/flow192_T173_halfmask"
   "flow:Seed/CudaVits.*/flow"
@@ -165,5 +165,7 @@ echo "== lockstep gpu-check on $DEVICE (logs: $LOG)"
 printf '%-36s %-6s %s\n' "check" "result" "figures"
 for r in "${ROWS[@]}"; do echo "$r"; done
 rm -rf "$WORK"
-for r in "${ROWS[@]}"; do case "$r" in *" FAIL "*) exit 1 ;; esac; done
-exit 0
+status=0
+for r in "${ROWS[@]}"; do case "$r" in *" FAIL "*) status=1 ;; esac; done
+if [ -z "${SKIP_SWEEP:-}" ]; then bash "$ROOT/tools/gpu-sweep.sh" "$BIN" || status=1; fi
+exit $status

@@ -88,19 +88,22 @@ class CudaDevice : public Device {
     for (const kir::Buffer& b : plan.buffers) sizes.push_back(b.module_bytes());
     module_ = load_module(gpu_, code, names, sizes);
     plan_ = &plan;
+    limits_.clear();
   }
 
   void bind(const std::vector<DevicePtr>& address) override {
     gpu_.make_current();
     drop_graph();
     launches_.clear();
+    if (limits_.empty())  // per compiled function: a symbolic program binds every new length
+      for (size_t k = 0; k < plan_->kernels.size(); ++k) limits_.push_back(function_limits(api(), module_->functions[k]));
     for (size_t k = 0; k < plan_->kernels.size(); ++k) {
       const kir::Kernel& kern = plan_->kernels[k];
       Launch l;
       l.fn = module_->functions[k];
       l.empty = kern.schedule.threads == 0;
       l.shape = launch_shape(kern.schedule.threads, static_cast<int>(kern.schedule.group), gpu_.limits());
-      validate_launch(kern, l.shape, function_limits(api(), l.fn), gpu_.limits());
+      validate_launch(kern, l.shape, limits_[k], gpu_.limits());
       for (int b : codegen::kernel_params(kern)) l.args.push_back(address[b]);
       launches_.push_back(std::move(l));
     }
@@ -191,6 +194,7 @@ class CudaDevice : public Device {
   std::shared_ptr<LoadedModule> module_;
   const kir::Plan* plan_ = nullptr;
   std::vector<Launch> launches_;
+  std::vector<FunctionLimits> limits_;  // of each function of the loaded module
   CUgraphExec exec_ = nullptr;
 };
 

@@ -72,7 +72,8 @@ std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   if (fixed && k.schedule.threads == 0) return src + "}\n";
   std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
   std::string stride = "(int64_t)" + g_.group_count + " * " + g_.group_size;
-  std::string n = fixed ? std::to_string(k.schedule.threads) : size(work_items_expr(p, k.out, k.schedule));
+  std::string n = fixed ? std::to_string(k.schedule.threads)
+                        : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(k.schedule.rows * k.schedule.cols)));
   src += "  const int64_t n = " + n + ";\n";
   src += "  for (int64_t i = " + first + "; i < n; i += " + stride + ") {\n";
   if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
@@ -86,29 +87,22 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
   const Shape& s = p.buffers[k.out].shape;
   size_t r = s.size();
   bool block = sc.rows * sc.cols > 1;
-  // A last dim that varies with the length: the last work item's columns past it are clamped.
-  bool ragged = block && sc.cols > 1 && r >= 1 && !p.buffers[k.out].dims.empty() &&
-                p.buffers[k.out].dims[r - 1]->op != Op::Const;
-  if (block && (r < 2 || s[r - 2] % sc.rows || (!ragged && s[r - 1] % sc.cols)))
+  if (block && (r < 2 || s[r - 2] % sc.rows || s[r - 1] % sc.cols))
     throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " x " +
                         std::to_string(sc.cols) + " outputs per work item does not tile " + shape_str(s));
   std::string at = compute_type(red.type), src;
   std::string acc = "acc[c * " + std::to_string(sc.cols) + " + l]";
-  std::string each = "{ const int c = 0; const int l = 0; ", store_guard;
+  std::string each = "{ const int c = 0; const int l = 0; ";
   if (block) {
     std::vector<ExprP> items = dims(p, k.out);  // the blocked dims are the same at every length
     if (sc.rows > 1) items[r - 2] = icst(s[r - 2] / sc.rows);
-    if (ragged) items[r - 1] = kir::binary(Fn::Div, add(items[r - 1], icst(sc.cols - 1)), icst(sc.cols));
-    else if (sc.cols > 1) items[r - 1] = icst(s[r - 1] / sc.cols);
+    if (sc.cols > 1) items[r - 1] = icst(s[r - 1] / sc.cols);
     src += unflatten(items, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
-    std::string col = "vl * " + std::to_string(sc.cols) + " + l", N = dim(p, k.out, r - 1);
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
            " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    " + g_.unroll_pragma +
-           "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t ls_col = " + col +
-           "; const int64_t " + cv + " = " + (ragged ? "ls_col < " + N + " ? ls_col : " + N + " - 1" : "ls_col") +
-           "; (void)" + cv + "; ";
-    if (ragged) store_guard = "if (ls_col < " + N + ") ";
+           "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = vl * " +
+           std::to_string(sc.cols) + " + l; (void)" + cv + "; ";
   } else {
     src += unflatten(dims(p, k.out));
   }
@@ -121,7 +115,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
   }
   src += "    {\n    " + each + reduce_step(red, acc) + close + "\n    }\n";
   std::string flat = block ? out_index(p, k.out) : "i";
-  return src + "    " + each + store_guard + store(p, k, flat, expr(k.body, acc)) + close + "\n  }\n}\n";
+  return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n  }\n}\n";
 }
 
 std::string GpuPrinter::epilogue(const Plan& p) const {

@@ -74,22 +74,6 @@ ExprP numel_expr(const Plan& p, int b) {
   return n;
 }
 
-int64_t work_items(const Shape& s, const Schedule& sc) {
-  if (s.empty()) return 1;
-  int64_t last = s.back(), rest = shape_numel(s) / std::max<int64_t>(last, 1);
-  return last == 0 ? 0 : rest / sc.rows * ((last + sc.cols - 1) / sc.cols);
-}
-
-ExprP work_items_expr(const Plan& p, int b, const Schedule& sc) {
-  size_t r = p.buffers[b].shape.size();
-  if (!r) return icst(1);
-  ExprP rest = icst(1);
-  for (size_t d = 0; d + 1 < r; ++d) rest = mul(rest, dim_expr(p, b, d));
-  ExprP last = dim_expr(p, b, r - 1);
-  ExprP cols = binary(Fn::Div, add(last, icst(sc.cols - 1)), icst(sc.cols));
-  return mul(binary(Fn::Div, rest, icst(sc.rows)), cols);
-}
-
 void require_checks_pass(const Plan& p, const std::vector<int64_t>& counts) {
   for (size_t k = 0; k < p.checks.size(); ++k)
     if (counts[k]) throw Error("node '" + p.checks[k].node + "': " + std::to_string(counts[k]) + " " + p.checks[k].what);

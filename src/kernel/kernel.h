@@ -67,11 +67,6 @@ std::vector<ExprP> stride_exprs(const Plan& p, int b);
 // Elements of buffer b as an expression.
 ExprP numel_expr(const Plan& p, int b);
 
-// A GPU schedule's work items over an output of shape s: rows x cols outputs each; the last
-// dim may be ragged (a symbolic length cols does not divide), its last columns clamped.
-int64_t work_items(const Shape& s, const Schedule& sc);
-ExprP work_items_expr(const Plan& p, int b, const Schedule& sc);
-
 // Throws the error of the first check whose count (in the order of p.checks) is not 0,
 // naming its node.
 void require_checks_pass(const Plan& p, const std::vector<int64_t>& counts);

@@ -356,7 +356,7 @@ void reinstantiate(Plan& p, const std::vector<int64_t>& values) {
     for (size_t d = 0; d < b.dims.size(); ++d) b.shape[d] = eval(*b.dims[d], values, p.symbol_buf);
   for (Kernel& k : p.kernels)
     if (k.schedule.loops == Schedule::Loops::Gpu && !p.buffers[k.out].dims.empty())
-      k.schedule.threads = work_items(p.buffers[k.out].shape, k.schedule);
+      k.schedule.threads = p.buffers[k.out].numel() / (k.schedule.rows * k.schedule.cols);
 }
 
 namespace {

@@ -44,12 +44,10 @@ Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
     g.rows = rows_dividing(b, t.thread_rows);
     // Columns only where each term is a plain product: a masked one (a strided transposed
     // conv's phases) shares no loads between neighbours and pays its index arithmetic per column.
-    // A last dim that varies with the length takes the full width: its last work item clamps
-    // the columns past the end (they compute a copy of the last output and store nothing).
-    if (red->args[0]->op != Op::Select)
-      for (g.cols = t.thread_cols; g.cols > 1 && fixed_dim(b, s.size() - 1) && s.back() % g.cols != 0;) g.cols /= 2;
+    if (red->args[0]->op != Op::Select && fixed_dim(b, s.size() - 1))
+      for (g.cols = t.thread_cols; g.cols > 1 && s.back() % g.cols != 0;) g.cols /= 2;
   }
-  g.threads = work_items(s, g);  // at the probe length in a symbolic plan (instantiate sets it)
+  g.threads = shape_numel(s) / (g.rows * g.cols);  // at the probe length in a symbolic plan (instantiate sets it)
   g.unroll = g.cols > 1 ? t.unroll : 0;
   return g;
 }

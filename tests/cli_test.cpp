@@ -734,3 +734,62 @@ TEST_F(Cli, FilesystemErrorsAreUserErrorsNotAborts) {
   for (const char* cmd : {"check", "conformance"})
     expect_user_error(lockstep({cmd, longest}), {"File name too long"});
 }
+
+namespace {
+
+// y = tanh(x * m + 1) for x float32[2,T] and m float32[1,T]: two inputs sharing the symbol T.
+std::string gated_model(const fs::path& p) {
+  ModelBuilder b;
+  b.input("x", F32, {"2", "T"}).input("m", F32, {"1", "T"}).output("y", F32, {"2", "T"});
+  b.initializer("one", {1.0f}, {});
+  b.node("Mul", {"x", "m"}, {"xm"}, "mul");
+  b.node("Add", {"xm", "one"}, {"a"}, "add");
+  b.node("Tanh", {"a"}, {"y"}, "tanh");
+  return b.save(p);
+}
+
+}  // namespace
+
+TEST_F(Cli, CheckSweepsLengthsOnOneProgram) {
+  std::string model = gated_model(dir / "gated.onnx");
+  Result r = lockstep({"check", model, "--dims", "T=1,7,64", "--fresh", "1", "--repeat", "1"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  for (const char* row : {"== T=1", "== T=7", "== T=64"}) EXPECT_NE(r.out.find(row), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu: one program (1 compile)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep verdict: agree at every length"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("DIFFER"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, BenchSweepCompilesOnceAndBindsTheRest) {
+  std::string model = gated_model(dir / "gated.onnx");
+  Result r = lockstep({"bench", model, "--dims", "T=5,3,1,9,5", "--runs", "1", "--warmup", "0"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 9) << r.out;  // header, 2 + 5 rows, 2 summary lines
+  for (const char* T : {"T=3", "T=1", "T=9"}) {
+    std::string row = r.out.substr(r.out.find(std::string("  ") + T + " "));
+    EXPECT_NE(row.substr(0, row.find('\n')).find("bound (symbolic)"), std::string::npos) << T << ": " << r.out;
+  }
+  EXPECT_NE(r.out.find("compiles: 1 for 5 lengths"), std::string::npos) << r.out;
+  Result spec = lockstep({"bench", model, "--dims", "T=5,3", "--runs", "1", "--warmup", "0", "--specialise"});
+  EXPECT_NE(spec.out.find("compiles: 2 for 2 lengths"), std::string::npos) << spec.out;
+}
+
+TEST_F(Cli, InputsDisagreeingOnTIsExit2NamingBoth) {
+  std::string model = gated_model(dir / "gated.onnx");
+  Result r = lockstep({"run", model, "--input", "x=" + npy("x.npy", Tensor(DType::f32, {2, 4})), "--input",
+                       "m=" + npy("m.npy", Tensor(DType::f32, {1, 5}))});
+  expect_user_error(r, {"dimension 'T' is 5", "input 'm' from", "input 'x' from", "sets it to 4"});
+}
+
+// A Conv of 3 taps without padding needs T >= 3: at T=1 its shape rule says no, naming the
+// length, the input it came from and the node, both before and after the symbolic program.
+TEST_F(Cli, ALengthAShapeRuleRejectsIsExit2NamingTheInputAndTheRule) {
+  ModelBuilder b;
+  b.input("x", F32, {"1", "1", "T"}).output("y", F32, {"1", "1", "?"}).initializer("w", {1, 2, 3}, {1, 1, 3});
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  std::string model = b.save(dir / "conv.onnx");
+  for (const char* dims : {"T=1", "T=5,1"}) {
+    Result r = lockstep({"bench", model, "--dims", dims, "--runs", "1", "--warmup", "0"});
+    expect_user_error(r, {"at T=1 (input 'x' axis 2)", "node 'conv' (Conv)"});
+  }
+}

@@ -151,6 +151,7 @@ namespace {
 
 struct CheckFlags : VerifyFlags {
   std::string targets = default_target();
+  std::vector<std::string> sweep;  // --dims
   int fresh = 2, repeat = 2;
   bool sha_only = false;
 };
@@ -165,8 +166,70 @@ int sha_only(const CheckFlags& f) {
   return kExitOk;
 }
 
+std::string outputs_sha(const std::vector<Tensor>& outs) {
+  std::string s;
+  for (const Tensor& t : outs) s += (s.empty() ? "" : ",") + tensor_sha256(t).substr(0, 12);
+  return s;
+}
+
+int check(const CheckFlags& f);
+
+// --dims: the full check at each length, then each target's one program taken through every
+// length in order, whose bytes at each must be those of a program compiled for that length
+// alone (--specialise): one compile serving every length changes no result.
+int check_sweep(const CheckFlags& f) {
+  if (!f.json.empty() || !f.html.empty()) throw Error("--json and --html report one length: leave them out with --dims");
+  std::vector<InputSpec> steps = sweep_specs(f.inputs, f.sweep);
+  struct Row {
+    std::string label;
+    int check = 0;
+    std::vector<std::string> same;  // per target
+  };
+  std::vector<Row> rows;
+  for (const InputSpec& step : steps) {
+    CheckFlags one = f;
+    one.sweep.clear();
+    one.inputs = step;
+    std::cout << "== " << sweep_label(step, f.sweep) << "\n";
+    rows.push_back({sweep_label(step, f.sweep), check(one), {}});
+  }
+  std::vector<std::string> targets = split_targets(f.targets);
+  CompileOptions spec = f.compile.options;
+  spec.symbolic = false;
+  std::vector<int> compiles;
+  for (const std::string& t : targets) {
+    std::unique_ptr<Program> swept;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      VerifySubject s = load_subject(f.model, steps[k]);
+      if (!swept) swept = compile(s.graph, t, f.compile.options);
+      std::string a = outputs_sha(swept->run(s.inputs)), b = outputs_sha(compile(s.graph, t, spec)->run(s.inputs));
+      rows[k].same.push_back(a == b ? "same (" + a + ")" : "DIFFER (" + a + " vs " + b + ")");
+    }
+    compiles.push_back(swept->stats().compiles);
+  }
+  std::cout << "== length sweep\n  length      check     ";
+  for (size_t t = 0; t < targets.size(); ++t)
+    std::cout << targets[t] << ": one program (" << compiles[t] << " compile" << (compiles[t] == 1 ? "" : "s")
+              << ") vs compiled for the length    ";
+  std::cout << "\n";
+  bool ok = true;
+  for (const Row& r : rows) {
+    std::cout << "  " << r.label << std::string(r.label.size() < 10 ? 10 - r.label.size() : 0, ' ') << "  "
+              << (r.check == kExitOk ? "agree   " : "DISAGREE");
+    ok &= r.check == kExitOk;
+    for (const std::string& s : r.same) {
+      std::cout << "  " << s;
+      ok &= s.rfind("same", 0) == 0;
+    }
+    std::cout << "\n";
+  }
+  std::cout << "sweep verdict: " << (ok ? "agree at every length" : "DISAGREE") << "\n";
+  return ok ? kExitOk : kExitMismatch;
+}
+
 int check(const CheckFlags& f) {
   if (f.sha_only) return sha_only(f);
+  if (!f.sweep.empty()) return check_sweep(f);
   VerifyRun v = start_verify(f);
   CheckOptions o;
   static_cast<VerifyOptions&>(o) = v.options(f);
@@ -186,6 +249,7 @@ Action add_check(CLI::App& app) {
   app.add_option("--fresh", f->fresh, "Fresh processes whose output SHA-256 must match")->capture_default_str();
   app.add_option("--repeat", f->repeat, "In-process compiles whose output SHA-256 must match")->capture_default_str();
   app.add_flag("--sha-only", f->sha_only, "Only print each output's SHA-256 (what fresh processes report)");
+  add_sweep_flag(app, f->sweep);
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +
              "\n\nDeterminism, per target, by SHA-256 of the output bytes: a second run of the same\n"
@@ -193,7 +257,10 @@ Action add_check(CLI::App& app) {
              "processes (this binary, `check --sha-only`); A-B-A: compile B, then A again (A must not\n"
              "change) with B's result equal to B compiled in a fresh process; constants as resident on\n"
              "the target against the host bytes. Progress goes to stderr: a bar redrawn in place on a\n"
-             "terminal, one line per step otherwise.\n\n"
+             "terminal, one line per step otherwise.\n"
+             "--dims T=1,7,64: the whole check at each length, then each target's one program taken\n"
+             "through the lengths in order, its bytes at each compared with a program compiled for that\n"
+             "length alone (--specialise).\n\n"
              "Exit status: 0 every output agrees and every determinism check holds, 1 something\n"
              "disagrees (or a target failed), 2 bad model, input, option or file, 3 internal error\n"
              "(a lockstep bug).");

@@ -48,7 +48,7 @@ std::vector<std::string> graph_symbols(const Graph& g) {
 }
 
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& types,
-                                   const std::vector<std::string>& symbols) {
+                                   const std::vector<std::string>& symbols, std::vector<std::string>* where) {
   std::vector<int64_t> values(symbols.size(), -1);
   std::vector<std::string> from(symbols.size());
   for (size_t k = 0; k < g.inputs.size(); ++k) {
@@ -59,8 +59,6 @@ std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& 
       size_t j = static_cast<size_t>(it - symbols.begin());
       int64_t n = types[k].dims[d];
       std::string here = "input '" + val.name + "' axis " + std::to_string(d);
-      if (n < 1)
-        throw Error(here + ": dimension '" + symbols[j] + "' is " + std::to_string(n) + "; it must be at least 1");
       if (values[j] >= 0 && values[j] != n)
         throw Error("inputs disagree on dimension '" + symbols[j] + "': " + from[j] + " is " +
                     std::to_string(values[j]) + " but " + here + " is " + std::to_string(n) +
@@ -68,6 +66,7 @@ std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& 
       if (values[j] < 0) values[j] = n, from[j] = here;
     }
   }
+  if (where) *where = from;
   return values;
 }
 

@@ -32,10 +32,10 @@ struct SymbolicPlan {
 // The named symbolic dims of the graph's inputs, in order of first appearance.
 std::vector<std::string> graph_symbols(const Graph& g);
 
-// The symbol values of these input types (types in g.inputs order). Throws Error naming both
-// inputs when one symbol has two sizes, and for a size below 1.
+// The symbol values of these input types (types in g.inputs order), and in `where` the input
+// and axis each was read from. Throws Error naming both inputs when one symbol has two sizes.
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& types,
-                                   const std::vector<std::string>& symbols);
+                                   const std::vector<std::string>& symbols, std::vector<std::string>* where = nullptr);
 
 // The symbolic plan for inputs like `like` (same dtypes and fixed dims, any symbol values), or
 // nullopt with `why` saying what depends on a symbol in a way the plan cannot express (then

@@ -60,18 +60,39 @@ CompiledProgram::~CompiledProgram() {
 void CompiledProgram::prepare(const TensorMap& inputs) {
   std::string sig = input_signature(graph_, inputs);
   if (code_ && !sig.empty() && sig == signature_) return;
-  if (sym_ && bind_symbolic(bind_inputs(graph_, inputs))) {
-    signature_ = sig;
-    return;
+  std::vector<TypeInfo> types = bind_inputs(graph_, inputs);
+  try {
+    if (sym_ && bind_symbolic(types)) {
+      signature_ = sig;
+      return;
+    }
+    Specialisation s = specialisation_for(graph_, inputs);
+    if (opts_.symbolic && !sym_tried_ && make_symbolic(s) && bind_symbolic(s.types)) {
+      signature_ = sig;
+      return;
+    }
+    specialise(s);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error& e) {  // a shape rule that rejects this length: say which length
+    std::string at = length_of(types);
+    if (at.empty()) throw;
+    throw Error("at " + at + ": " + e.what());
   }
-  Specialisation s = specialisation_for(graph_, inputs);
-  if (opts_.symbolic && !sym_tried_ && make_symbolic(s) && bind_symbolic(s.types)) {
-    signature_ = sig;
-    return;
-  }
-  specialise(s);
   stats_.symbolic = false;
   signature_ = sig;
+}
+
+// "T=1 (input 'x' axis 2)": the model's symbols at these input types; "" when it has none.
+std::string CompiledProgram::length_of(const std::vector<TypeInfo>& types) const {
+  std::vector<std::string> names = graph_symbols(graph_), where;
+  std::vector<int64_t> values = symbol_values(graph_, types, names, &where);
+  std::string s;
+  for (size_t j = 0; j < names.size(); ++j)
+    s += (j ? ", " : "") + names[j] + "=" + std::to_string(values[j]) + " (" + where[j] + ")";
+  return s;
 }
 
 // The symbolic program for inputs like these, compiled (not loaded); false with the reason in
@@ -115,16 +136,11 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
   auto t0 = std::chrono::steady_clock::now();
   const std::vector<std::string>& names = sym_->plan.symbols;
   std::vector<int64_t> values = symbol_values(graph_, types, names);
-  std::string why, at;
-  for (size_t j = 0; j < names.size(); ++j) at += (j ? ", " : "") + names[j] + "=" + std::to_string(values[j]);
+  std::string why;
   if (!sym_covered_.count(values)) {  // the shape rules at a length never bound before
-    try {
-      if (!covers(graph_, *sym_, types, values, &why)) {
-        stats_.note = "at " + at + " " + why + ": compiled for that length on its own";
-        return false;
-      }
-    } catch (const Error& e) {
-      throw Error("at " + at + ": " + e.what());
+    if (!covers(graph_, *sym_, types, values, &why)) {
+      stats_.note = "at " + length_of(types) + " " + why + ": compiled for that length on its own";
+      return false;
     }
     sym_covered_.insert(values);
   }

@@ -40,6 +40,7 @@ class CompiledProgram : public Program {
   bool make_symbolic(const Specialisation& s);
   bool bind_symbolic(const std::vector<TypeInfo>& types);
   bool fits_symbolic(const std::vector<TypeInfo>& types) const;
+  std::string length_of(const std::vector<TypeInfo>& types) const;
   void load();
   void rebind();
   void bind_addresses();

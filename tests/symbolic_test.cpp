@@ -117,6 +117,53 @@ TEST(Symbolic, ALengthTheShapeRulesTreatApartIsCompiledApart) {
   EXPECT_EQ(p->stats().compiles, 2);
 }
 
+int scalar_i64(GraphBuilder& b, const std::string& name, int64_t v, bool vector = false) {
+  Tensor t(DType::i64, vector ? Shape{1} : Shape{});
+  t.data<int64_t>()[0] = v;
+  return b.initializer(name, t);
+}
+
+// y = x[:, :, min(T - 1, 40)]: the index folds to 40 at every probe length, and is T - 1 below
+// 41. The kernels were built with 40, so a shorter length must not use them.
+Graph gather_min_index() {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim(1), dim(4), dim("T")});
+  int t = b.op("Gather", "/len", {b.op("Shape", "/shape", {x}), scalar_i64(b, "two", 2)}, {{"axis", attr_int(0)}});
+  int last = b.op("Sub", "/last", {t, scalar_i64(b, "one", 1)});
+  int forty = scalar_i64(b, "forty", 40);
+  int at = b.op("Where", "/at", {b.op("Less", "/less", {last, forty}), last, forty});
+  b.output(b.op("Gather", "/pick", {x, at}, {{"axis", attr_int(2)}}));
+  return b.finish();
+}
+
+// y = x reversed along T, through Gather(x, Range(T - 1, -1, -1)): the folded Range is a
+// constant whose length is T, read by no kernel (the gather lowers to a view).
+Graph flip() {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim(1), dim(4), dim("T")});
+  int t = b.op("Gather", "/len", {b.op("Shape", "/shape", {x}), scalar_i64(b, "two", 2)}, {{"axis", attr_int(0)}});
+  int start = b.op("Sub", "/start", {t, scalar_i64(b, "one", 1)});
+  int idx = b.op("Range", "/range", {start, scalar_i64(b, "minus_one", -1), scalar_i64(b, "step", -1)});
+  b.output(b.op("Gather", "/flip", {x, idx}, {{"axis", attr_int(2)}}));
+  return b.finish();
+}
+
+TEST(Symbolic, ValuesFoldedFromTheLengthAreCheckedAtEachBind) {
+  for (bool checked : {false, true}) {
+    for (Graph g : {gather_min_index(), flip()}) {
+      CompileOptions o;
+      o.checked = checked;
+      std::unique_ptr<Program> p = compile(g, "cpu", o);
+      for (int64_t T : {100, 10, 150, 3, 100}) {
+        TensorMap in = ramp(T);
+        std::vector<Tensor> outs = p->run(in);
+        for (const Agreement& a : agreement_with_ref(g, in, outs))
+          EXPECT_TRUE(agrees(a)) << node_id(g, 0) << " T=" << T << ": " << describe(a);
+      }
+    }
+  }
+}
+
 TEST(Symbolic, ShapesAreAffineInTheSymbols) {
   Graph g = vits::build(small_decoder());
   Specialisation like = specialisation_for(g, vits::seed_inputs(g, 11));

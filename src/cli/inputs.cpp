@@ -209,6 +209,8 @@ std::vector<InputSpec> sweep_specs(const InputSpec& spec, const std::vector<std:
       if (each.back().empty()) throw Error("--dims " + l + ": an empty length in the list");
       at = comma + 1;
     }
+    for (const auto& [other, values_] : sweep)
+      if (other == symbol) throw Error("--dims " + l + ": '" + symbol + "' is swept twice");
     if (!sweep.empty() && each.size() != sweep[0].second.size())
       throw Error("--dims " + l + ": " + std::to_string(each.size()) + " lengths, but --dims " + sweep[0].first + " has " +
                   std::to_string(sweep[0].second.size()));

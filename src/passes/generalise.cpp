@@ -242,6 +242,36 @@ std::vector<std::vector<Affine>> fit_values(const Graph& g, const std::vector<Gr
   return dims;
 }
 
+constexpr int64_t kShapeParameters = 64;  // initializers this small may decide shapes
+
+// Small folded values of the graph's own nodes, fitted element by element over the probes.
+std::vector<SymbolicPlan::FoldedValue> fit_folded(const Graph& g, const std::vector<GraphTypes>& types, const Unifier& u) {
+  std::vector<SymbolicPlan::FoldedValue> out;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (g.values[v].initializer) continue;
+    const auto& first = types[0].value[v];
+    if (!first || first->numel() > kShapeParameters) continue;
+    SymbolicPlan::FoldedValue fv{static_cast<int>(v), first->dtype, first->shape, {}, {}};
+    for (const GraphTypes& gt : types)
+      if (!gt.value[v] || gt.value[v]->shape != first->shape)
+        throw NotAffine{"the value of '" + g.values[v].name + "' changes its shape with the length"};
+    for (int64_t e = 0; e < first->numel(); ++e) {
+      if (first->is_float()) {
+        for (const GraphTypes& gt : types)
+          if (std::memcmp(&gt.value[v]->f[e], &first->f[e], sizeof(double)) != 0)
+            throw NotAffine{"the value of '" + g.values[v].name + "' (a float) depends on the length"};
+        fv.floats.push_back(first->f[e]);
+        continue;
+      }
+      std::vector<int64_t> at;
+      for (const GraphTypes& gt : types) at.push_back(gt.value[v]->i[e]);
+      fv.ints.push_back(u.fit(at, "the value of '" + g.values[v].name + "' is not affine in the symbols"));
+    }
+    out.push_back(std::move(fv));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& like, const PipelineOptions& o,
@@ -282,6 +312,7 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
     for (const PipelineResult& r : runs)
       if (r.log.size() != runs[0].log.size()) throw NotAffine{"the passes apply differently at different lengths"};
     s.value_dims = fit_values(g, types, u);
+    s.folded = fit_folded(g, types, u);
     for (size_t b = 0; b < out.buffers.size(); ++b) {
       Buffer& buf = out.buffers[b];
       std::vector<ExprP> dims;
@@ -293,7 +324,9 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
         varies |= !a.fixed();
         dims.push_back(u.expr(a, DType::i64));
       }
-      if (varies) buf.dims = std::move(dims);
+      // A constant no kernel reads may vary (see require_same_structure): it keeps the first
+      // probe's shape, so constants never move when a new length is bound.
+      if (varies && buf.kind != Buffer::Constant) buf.dims = std::move(dims);
     }
     Buffer sym;
     sym.kind = Buffer::Symbols;
@@ -310,9 +343,15 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   } catch (const NotAffine& n) {
     return no(n.what);
   }
-  if (o.target) {
-    legalize(out, *o.target);
-    choose_schedules(out, *o.target);
+  try {
+    if (o.target) {
+      legalize(out, *o.target);
+      choose_schedules(out, *o.target);  // the Symbols buffer is one more kernel argument
+    }
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    return no(e.what());
   }
   s.log = runs[0].log;
   if (o.target) s.log.push_back({static_cast<int>(s.log.size()) + 1, std::string(kSchedulePass),
@@ -360,8 +399,6 @@ void reinstantiate(Plan& p, const std::vector<int64_t>& values) {
 
 namespace {
 
-constexpr int64_t kShapeParameters = 64;  // initializers this small may decide shapes
-
 bool covers_with(const Graph& g, const SymbolicPlan& s, const GraphTypes& gt, const std::vector<int64_t>& values,
                  std::string* why) {
   for (size_t v = 0; v < s.value_dims.size(); ++v) {
@@ -377,6 +414,15 @@ bool covers_with(const Graph& g, const SymbolicPlan& s, const GraphTypes& gt, co
       *why = "value '" + g.values[v].name + "' has shape " + t.str() + " at this length, where the symbolic program has [" +
              want + "]";
     }
+    return false;
+  }
+  for (const SymbolicPlan::FoldedValue& fv : s.folded) {
+    const auto& got = gt.value[fv.value];
+    bool same = got && got->dtype == fv.dtype && got->shape == fv.shape;
+    for (size_t e = 0; same && e < fv.ints.size(); ++e) same = got->i[e] == fv.ints[e].at(values);
+    for (size_t e = 0; same && e < fv.floats.size(); ++e) same = std::memcmp(&got->f[e], &fv.floats[e], sizeof(double)) == 0;
+    if (same) continue;
+    if (why) *why = "value '" + g.values[fv.value].name + "', which the kernels were built with, differs at this length";
     return false;
   }
   return true;

@@ -26,6 +26,17 @@ struct SymbolicPlan {
   kir::Plan plan;                               // symbolic: plan.symbols, plan.symbol_buf
   std::vector<PassRecord> log;                  // of the pipeline at the first probe
   std::vector<std::vector<Affine>> value_dims;  // per value of the graph given: its dims (empty: rank unknown)
+  // Per value that shape inference folds at every probe, small and not an initializer (shape
+  // arithmetic: Shape -> Gather -> Min, Less, ...): each element affine in the symbols (floats:
+  // the same at every probe). Its kernels were built with these values, so a bind checks them.
+  struct FoldedValue {
+    int value = -1;
+    DType dtype = DType::undefined;
+    Shape shape;
+    std::vector<Affine> ints;   // integer and bool elements
+    std::vector<double> floats; // float elements
+  };
+  std::vector<FoldedValue> folded;
   std::vector<std::vector<int64_t>> probes;     // symbol values the pipeline ran at
 };
 

@@ -145,35 +145,36 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
     sym_covered_.insert(values);
   }
   bool fresh = code_ != sym_code_;
-  if (fresh) {
-    code_.reset();
-    release();
-  }
-  if (fresh) {
-    plan_ = instantiate(sym_->plan, values);
-    log_ = sym_->log;
-  } else {
-    reinstantiate(plan_, values);
-  }
-  mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
-  if (opts_.checked) check_memory_plan(plan_, mem_);
-  sym_values_ = values;
-  spec_ = {};  // a later concrete compile is never mistaken for this one
-  if (dev_) {
+  try {
     if (fresh) {
-      code_ = sym_code_;
-      try {
-        load();
-      } catch (...) {
-        code_.reset();
-        throw;
-      }
+      code_.reset();
+      release();
+      plan_ = instantiate(sym_->plan, values);
+      log_ = sym_->log;
     } else {
-      rebind();
+      reinstantiate(plan_, values);
     }
+    mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
+    if (opts_.checked) check_memory_plan(plan_, mem_);
+    sym_values_ = values;
+    spec_ = {};  // a later concrete compile is never mistaken for this one
+    if (dev_) {
+      code_ = sym_code_;  // load() loads code_
+      if (fresh) load();
+      else rebind();
+    }
+  } catch (...) {  // bound to nothing: the next run binds (and loads) again from scratch
+    code_.reset();
+    signature_.clear();
+    try {
+      release();
+    } catch (...) {  // the first error is the one to report
+    }
+    throw;
   }
   code_ = sym_code_;
-  stats_.binds += fresh ? 0 : 1;
+  stats_.binds += sym_bound_ ? 1 : 0;  // the first bind is part of the compile
+  sym_bound_ = true;
   stats_.symbolic = true;
   stats_.last_bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return true;
@@ -229,6 +230,7 @@ void CompiledProgram::rebind() {
   if (layout_.total > block_bytes_) {
     DevicePtr old = block_;
     block_ = 0;
+    block_bytes_ = 0;
     dev_->free(old);
     block_ = dev_->allocate(static_cast<size_t>(layout_.total));
     block_bytes_ = layout_.total;

@@ -88,6 +88,7 @@ class CompiledProgram : public Program {
   std::shared_ptr<const CompiledCode> sym_code_;
   Specialisation sym_like_;        // the inputs it was made for (dtypes, fixed dims)
   bool sym_tried_ = false;
+  bool sym_bound_ = false;
   std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
   std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
   CompileStats stats_;

@@ -11,5 +11,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The repeat-compile, pass-walk and 128-channel decoder runs are left to the plain suite: under
 # ASan they mostly time the system compiler and the float64 interpreter (~9 of 18 minutes),
 # and the code paths they reach run here through the other VITS, harness and conformance tests.
+# CudaCodegen.VitsCut174CompilesWithNvrtc passes under ASan, but when ctest starts it
+# LeakSanitizer's exit-time scan then crashes on a garbage dynamic-TLS slot ("DTLS 7 at
+# 0x336f-0x2000004471", "Tracer caught signal 11"), a libsanitizer fault that needs no leak;
+# run by hand it passes. NVRTC under ASan still runs in the other CudaCodegen tests.
 ctest --test-dir "$build" --output-on-failure -j"${JOBS:-2}" -LE heavy \
-  -E 'CpuVits\.(EveryPassLimit|Decoder128|BytesIdentical|CompileACompileB)'
+  -E 'CpuVits\.(EveryPassLimit|Decoder128|BytesIdentical|CompileACompileB)|CudaCodegen\.VitsCut174CompilesWithNvrtc'

@@ -187,15 +187,7 @@ std::string CPrinter::dim(const Plan& p, int b, size_t d) const { return size(di
 
 std::string CPrinter::out_index(const Plan& p, int b) const {
   const Shape& s = p.buffers[b].shape;
-  if (!p.buffers[b].dims.empty()) {
-    std::vector<ExprP> strides = stride_exprs(p, b);
-    ExprP flat = icst(0);
-    for (size_t k = 0; k < s.size(); ++k) {
-      const ExprP& d = p.buffers[b].dims[k];
-      if (!(d->op == Op::Const && d->i == 1)) flat = add(flat, mul(var(static_cast<int>(k)), strides[k]));
-    }
-    return expr(flat);
-  }
+  if (!p.buffers[b].dims.empty()) return expr(flat_index(p, b, out_vars(s.size())));
   std::vector<int64_t> strides = shape_strides(s);
   std::string r;
   for (size_t k = 0; k < s.size(); ++k) {

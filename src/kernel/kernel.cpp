@@ -68,6 +68,16 @@ std::vector<ExprP> stride_exprs(const Plan& p, int b) {
   return s;
 }
 
+ExprP flat_index(const Plan& p, int b, const std::vector<ExprP>& index) {
+  std::vector<ExprP> strides = stride_exprs(p, b);
+  ExprP flat = icst(0);
+  for (size_t d = 0; d < index.size(); ++d) {
+    ExprP n = dim_expr(p, b, d);
+    if (!(n->op == Op::Const && n->i == 1)) flat = add(flat, mul(index[d], strides[d]));
+  }
+  return flat;
+}
+
 ExprP numel_expr(const Plan& p, int b) {
   ExprP n = icst(1);
   for (size_t d = 0; d < p.buffers[b].shape.size(); ++d) n = mul(n, dim_expr(p, b, d));

@@ -110,8 +110,7 @@ struct NotAffine {
 // Unifies the plans of the probes into one: equal structure, every integer affine.
 class Unifier {
  public:
-  Unifier(std::vector<const Plan*> plans, std::vector<std::vector<int64_t>> probes, int symbuf)
-      : plans_(std::move(plans)), probes_(std::move(probes)), symbuf_(symbuf) {}
+  Unifier(std::vector<std::vector<int64_t>> probes, int symbuf) : probes_(std::move(probes)), symbuf_(symbuf) {}
 
   Affine fit(const std::vector<int64_t>& v, const std::string& what) const {
     size_t n = probes_[0].size();
@@ -163,29 +162,23 @@ class Unifier {
   ExprP rebuild(const std::vector<const Expr*>& es, const Plan& out, std::vector<ExprP> args) {
     const Expr& e = *es[0];
     if (e.op == Op::Const) {
-      bool integer = !dtype_is_float(e.type) && e.type != DType::boolean;
-      for (const Expr* o : es)
-        if (integer ? false : std::memcmp(&o->f, &e.f, sizeof e.f) != 0 || o->i != e.i)
-          throw NotAffine{"a constant of a kernel depends on the length"};
-      if (!integer) return with_args(e, {});
+      if (dtype_is_float(e.type) || e.type == DType::boolean) {  // must be the same at every probe
+        for (const Expr* o : es)
+          if (std::memcmp(&o->f, &e.f, sizeof e.f) != 0 || o->i != e.i)
+            throw NotAffine{"a constant of a kernel depends on the length"};
+        return with_args(e, {});
+      }
       std::vector<int64_t> v;
       for (const Expr* o : es) v.push_back(o->i);
       Affine a = fit(v, "an index constant is not affine in the symbols");
       return a.fixed() ? with_args(e, {}) : expr(a, e.type);
     }
     if (e.op == Op::Load && !out.buffers[e.buf].dims.empty()) {
-      if (e.flat) return load_flat(e.buf, e.shape, e.type, args[0]);
-      std::vector<ExprP> strides = stride_exprs(out, e.buf);
-      ExprP flat = icst(0);
-      for (size_t d = 0; d < args.size(); ++d)
-        if (!(out.buffers[e.buf].dims[d]->op == Op::Const && out.buffers[e.buf].dims[d]->i == 1))
-          flat = add(flat, mul(args[d], strides[d]));
-      return load_flat(e.buf, e.shape, e.type, flat);
+      return load_flat(e.buf, e.shape, e.type, e.flat ? args[0] : flat_index(out, e.buf, args));
     }
     return with_args(e, std::move(args));
   }
 
-  std::vector<const Plan*> plans_;
   std::vector<std::vector<int64_t>> probes_;
   int symbuf_;
   std::map<std::vector<const Expr*>, ExprP> memo_;
@@ -306,7 +299,7 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   out = runs[0].plan;
   out.symbols = symbols;
   out.symbol_buf = static_cast<int>(out.buffers.size());
-  Unifier u(plans, s.probes, out.symbol_buf);
+  Unifier u(s.probes, out.symbol_buf);
   try {
     require_same_structure(plans);
     for (const PipelineResult& r : runs)

@@ -207,6 +207,7 @@ std::vector<InputSpec> sweep_specs(const InputSpec& spec, const std::vector<std:
       if (comma == std::string::npos) comma = values.size();
       each.push_back(values.substr(at, comma - at));
       if (each.back().empty()) throw Error("--dims " + l + ": an empty length in the list");
+      parse_size(each.back(), "--dims " + l);
       at = comma + 1;
     }
     for (const auto& [other, values_] : sweep)
@@ -219,6 +220,7 @@ std::vector<InputSpec> sweep_specs(const InputSpec& spec, const std::vector<std:
   std::vector<InputSpec> steps;
   for (size_t k = 0; k < sweep[0].second.size(); ++k) {
     InputSpec step = spec;
+    step.swept = lists;
     for (const auto& [symbol, values] : sweep) {
       std::erase_if(step.dims, [&](const std::string& d) { return split_assignment(d, "--dim").first == symbol; });
       step.dims.push_back(symbol + "=" + values[k]);
@@ -266,16 +268,20 @@ TensorMap make_inputs(const Graph& g, const InputSpec& spec) {
   auto symbols = model_symbols(g);
   for (const std::string& arg : spec.dims) {
     auto [sym, text] = split_assignment(arg, "--dim");
+    // The flag that set it, for errors: --dim, or the --dims list of a sweep.
+    std::string flag = "--dim " + sym, who = "--dim " + arg;
+    for (const std::string& l : spec.swept)
+      if (split_assignment(l, "--dims").first == sym) flag = "--dims " + l, who = flag + " (at " + arg + ")";
     int64_t size = parse_size(text, "--dim " + sym);
     if (!symbols.count(sym)) {
       std::string names;
       for (const auto& [s, _] : symbols) names += (names.empty() ? "" : ", ") + s;
-      throw Error("--dim " + sym + ": the model's inputs have no dimension named '" + sym +
+      throw Error(flag + ": the model's inputs have no dimension named '" + sym +
                   "' (symbols: " + (names.empty() ? "none" : names) + ")");
     }
-    auto [it, fresh] = bound.emplace(sym, std::pair{size, "--dim " + arg});
+    auto [it, fresh] = bound.emplace(sym, std::pair{size, who});
     if (!fresh && it->second.first != size)
-      throw Error("--dim " + arg + " conflicts with " + it->second.second + ", which sets '" + sym +
+      throw Error(who + " conflicts with " + it->second.second + ", which sets '" + sym +
                   "' to " + std::to_string(it->second.first));
   }
   std::pair<int, int> roles{-1, -1};

@@ -24,6 +24,7 @@ struct InputSpec {
   std::vector<std::string> dims;       // "SYMBOL=N"
   uint64_t seed = 0;
   std::string seed_inputs;             // "" (random) or "vits"
+  std::vector<std::string> swept;      // a sweep's step: the --dims lists its dims came from, for errors
 };
 
 // --input, --seed, --seed-inputs and --dim, as every model-running subcommand spells them.
@@ -33,7 +34,8 @@ void add_input_flags(CLI::App& app, InputSpec& spec);
 // length taken together).
 void add_sweep_flag(CLI::App& app, std::vector<std::string>& lists);
 // One InputSpec per step of the sweep (`spec` with each step's --dim set); {spec} when the
-// sweep is empty. Throws Error for a malformed list.
+// sweep is empty. Throws Error for a malformed list (every length is checked here, so a bad one
+// fails before the first step runs); a symbol the model lacks fails in make_inputs, naming --dims.
 std::vector<InputSpec> sweep_specs(const InputSpec& spec, const std::vector<std::string>& lists);
 // "T=64" for a step's dims.
 std::string sweep_label(const InputSpec& step, const std::vector<std::string>& lists);

@@ -774,6 +774,67 @@ TEST_F(Cli, BenchSweepCompilesOnceAndBindsTheRest) {
   EXPECT_NE(spec.out.find("compiles: 2 for 2 lengths"), std::string::npos) << spec.out;
 }
 
+namespace {
+
+// The lines of `out` from the heading "== LABEL" up to the next heading or "sweep verdict:"
+// line; "" when there is no such heading.
+std::string section(const std::string& out, const std::string& label) {
+  size_t at = out.find("== " + label + "\n");
+  if (at == std::string::npos) return "";
+  at = out.find('\n', at) + 1;
+  size_t end = std::min(out.find("\n== ", at - 1), out.find("\nsweep verdict:", at - 1));
+  return out.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+}
+
+// The sha256 `run` prints for output `name` in `text`.
+std::string printed_sha(const std::string& text, const std::string& name) {
+  std::smatch m;
+  std::regex re("(^|\n)" + name + "  [^ ]+  sha256=([0-9a-f]{64})");
+  return std::regex_search(text, m, re) ? m[2].str() : "";
+}
+
+}  // namespace
+
+TEST_F(Cli, RunSweepsLengthsOnOneCompile) {
+  std::string model = gated_model(dir / "gated.onnx");
+  Result r = lockstep({"run", model, "--target", "cpu", "--dims", "T=1,7,64"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("compiles: 1 for 3 lengths"), std::string::npos) << r.out;
+  for (const std::string T : {"1", "7", "64"}) {
+    std::string part = section(r.out, "T=" + T);
+    EXPECT_NE(part.find("y  float32[2," + T + "]  sha256="), std::string::npos) << T << ": " << r.out;
+    // The same bytes as a run of that length alone, whose output is the one line it always was.
+    Result one = lockstep({"run", model, "--target", "cpu", "--dim", "T=" + T});
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 1) << one.out;
+    EXPECT_EQ(one.out.rfind("y  float32[2," + T + "]  sha256=", 0), 0u) << one.out;
+    ASSERT_NE(printed_sha(one.out, "y"), "") << one.out;
+    EXPECT_EQ(printed_sha(part, "y"), printed_sha(one.out, "y")) << T << ": " << r.out << one.out;
+  }
+  // --out: one file per output and length, each holding the bytes whose hash was printed.
+  fs::path out = dir / "o";
+  r = lockstep({"run", model, "--target", "cpu", "--dims", "T=1,7", "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"y.T=1.npy", "y.T=7.npy"}));
+  for (const std::string T : {"1", "7"}) {
+    Tensor t = read_npy((out / ("y.T=" + T + ".npy")).string());
+    EXPECT_EQ(t.shape, (Shape{2, static_cast<int64_t>(std::stoll(T))}));
+    std::string part = section(r.out, "T=" + T);
+    EXPECT_EQ(printed_sha(part, "y"), sha256_hex(t.bytes.data(), t.bytes.size())) << r.out;
+    EXPECT_NE(part.find("-> " + (out / ("y.T=" + T + ".npy")).string()), std::string::npos) << r.out;
+  }
+  // Never over files already there (a sweep's own or the user's), nor two lengths onto one file.
+  std::string before = slurp(out / "y.T=1.npy");
+  expect_user_error(lockstep({"run", model, "--target", "cpu", "--dims", "T=1,7", "--out", out.string()}),
+                    {out.string(), "not empty"});
+  EXPECT_EQ(slurp(out / "y.T=1.npy"), before);
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"y.T=1.npy", "y.T=7.npy"}));
+  fs::path twice = dir / "twice";
+  expect_user_error(lockstep({"run", model, "--target", "cpu", "--dims", "T=7,1,7", "--out", twice.string()}),
+                    {"T=7", "twice"});
+  EXPECT_FALSE(fs::exists(twice));
+}
+
 TEST_F(Cli, InputsDisagreeingOnTIsExit2NamingBoth) {
   std::string model = gated_model(dir / "gated.onnx");
   Result r = lockstep({"run", model, "--input", "x=" + npy("x.npy", Tensor(DType::f32, {2, 4})), "--input",

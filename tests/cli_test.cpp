@@ -786,6 +786,14 @@ std::string section(const std::string& out, const std::string& label) {
   return out.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
 }
 
+// The text after `prefix` on the first line of `text` that starts with it; "" when none does.
+std::string line_after(const std::string& text, const std::string& prefix) {
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);)
+    if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size());
+  return "";
+}
+
 // The sha256 `run` prints for output `name` in `text`.
 std::string printed_sha(const std::string& text, const std::string& name) {
   std::smatch m;
@@ -833,6 +841,115 @@ TEST_F(Cli, RunSweepsLengthsOnOneCompile) {
   expect_user_error(lockstep({"run", model, "--target", "cpu", "--dims", "T=7,1,7", "--out", twice.string()}),
                     {"T=7", "twice"});
   EXPECT_FALSE(fs::exists(twice));
+}
+
+// A malformed list or a symbol the model lacks: exit 2 naming --dims, before any work, for
+// every tool that sweeps.
+TEST_F(Cli, SweepErrorsAreExit2NamingTheList) {
+  std::string model = gated_model(dir / "gated.onnx");
+  fs::path out = dir / "o";
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"run", model, "--target", "cpu", "--out", out.string()},
+           {"bisect", model, "--target", "cpu"},
+           {"reduce", model, "--target", "cpu", "-o", out.string()},
+           {"check", model, "--targets", "cpu"},
+           {"bench", model, "--target", "cpu"}}) {
+    auto with = [&](const std::string& list) {
+      std::vector<std::string> args = cmd;
+      args.insert(args.end(), {"--dims", list});
+      return lockstep(args);
+    };
+    Result r = with("T=1,x,7");
+    expect_user_error(r, {"--dims T=1,x,7", "'x'", "not a non-negative integer"});
+    EXPECT_EQ(r.out, "") << cmd[0];
+    expect_user_error(with("T=1,,7"), {"--dims T=1,,7", "empty length"});
+    r = with("U=1,7");
+    expect_user_error(r, {"--dims U=1,7", "no dimension named 'U'", "symbols: T"});
+    if (cmd[0] != "check" && cmd[0] != "bench") {  // those two print a heading first
+      EXPECT_EQ(r.out, "") << cmd[0];
+    }
+    EXPECT_FALSE(fs::exists(out)) << cmd[0];
+  }
+}
+
+TEST_F(Cli, BisectSweep) {
+  std::string model = gated_model(dir / "gated.onnx");
+  Result r = lockstep({"bisect", model, "--target", "cpu", "--dims", "T=1,7"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  for (const char* T : {"T=1", "T=7"})
+    EXPECT_EQ(line_after(section(r.out, T), "verdict: ").rfind("agree", 0), 0u) << T << ": " << r.out;
+  EXPECT_EQ(line_after(r.out, "sweep verdict: "), "cpu agrees with ref at every length (T=1, T=7)") << r.out;
+
+  // A planted fault: the sweep stops at the first length where a bisect of that length alone
+  // finds it, with that bisect's localisation.
+  const std::vector<std::string> lengths = {"1", "7", "64"};
+  const std::vector<std::string> fault = {"--target", "cpu", "--inject-fault", "kernel:tanh"};
+  size_t first = lengths.size();
+  std::string want;
+  for (size_t k = 0; k < lengths.size() && first == lengths.size(); ++k) {
+    std::vector<std::string> args = {"bisect", model, "--dim", "T=" + lengths[k]};
+    args.insert(args.end(), fault.begin(), fault.end());
+    Result one = lockstep(args);
+    ASSERT_TRUE(one.status == 0 || one.status == 1) << one.out << one.err;
+    if (one.status == 1) first = k, want = line_after(one.out, "verdict: ");
+  }
+  ASSERT_LT(first, lengths.size()) << "the planted fault shows at no length";
+  std::vector<std::string> args = {"bisect", model, "--dims", "T=1,7,64"};
+  args.insert(args.end(), fault.begin(), fault.end());
+  r = lockstep(args);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  std::string at = "T=" + lengths[first];
+  EXPECT_NE(want.find("node tanh"), std::string::npos) << want;
+  EXPECT_EQ(line_after(section(r.out, at), "verdict: "), want) << r.out;
+  for (size_t k = 0; k < lengths.size(); ++k)
+    EXPECT_EQ(section(r.out, "T=" + lengths[k]).empty(), k > first) << lengths[k] << ": " << r.out;
+  std::string verdict = line_after(r.out, "sweep verdict: ");
+  EXPECT_EQ(verdict.rfind("cpu disagrees with ref at " + at + ", the first length", 0), 0u) << r.out;
+  EXPECT_NE(verdict.find(std::to_string(lengths.size() - first - 1) + " later length"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(r.out.size() - verdict.size() - 1), verdict + "\n") << "the last line";
+}
+
+TEST_F(Cli, ReduceSweep) {
+  std::string model = gated_model(dir / "gated.onnx");
+  fs::path none = dir / "none";
+  Result r = lockstep({"reduce", model, "--target", "cpu", "--dims", "T=1,7", "-o", none.string()});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(line_after(r.out, "sweep verdict: "), "agree: no length in the sweep fails (T=1, T=7); nothing to reduce")
+      << r.out;
+  EXPECT_FALSE(fs::exists(none));
+
+  // A planted fault: reduced at the first length where a reduce of that length alone fails, to
+  // the same bundle (model, inputs of that length, reference outputs).
+  const std::vector<std::string> lengths = {"1", "7", "64"};
+  const std::vector<std::string> fault = {"--target", "cpu", "--inject-fault", "kernel:tanh"};
+  size_t first = lengths.size();
+  fs::path alone = dir / "alone";
+  for (size_t k = 0; k < lengths.size() && first == lengths.size(); ++k) {
+    std::vector<std::string> args = {"reduce", model, "--dim", "T=" + lengths[k], "-o", alone.string()};
+    args.insert(args.end(), fault.begin(), fault.end());
+    Result one = lockstep(args);
+    ASSERT_TRUE(one.status == 0 || one.status == 1) << one.out << one.err;
+    if (one.status == 1) first = k;
+  }
+  ASSERT_LT(first, lengths.size()) << "the planted fault shows at no length";
+  fs::path swept = dir / "swept";
+  std::vector<std::string> args = {"reduce", model, "--dims", "T=1,7,64", "-o", swept.string()};
+  args.insert(args.end(), fault.begin(), fault.end());
+  r = lockstep(args);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  std::string at = "T=" + lengths[first];
+  EXPECT_EQ(line_after(r.out, "sweep verdict: ").rfind("cpu disagrees with ref at " + at + ", the first length", 0), 0u)
+      << r.out;
+  EXPECT_NE(line_after(section(r.out, at), "verdict: ").find("tanh"), std::string::npos) << r.out;
+  for (size_t k = 0; k < lengths.size(); ++k)
+    EXPECT_EQ(section(r.out, "T=" + lengths[k]).empty(), k > first) << lengths[k] << ": " << r.out;
+  for (const char* f : {"model.onnx", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb"}) {
+    ASSERT_TRUE(fs::exists(swept / f)) << f;
+    EXPECT_EQ(slurp(swept / f), slurp(alone / f)) << f;
+  }
+  Tensor in = load_tensor_pb((swept / "test_data_set_0" / "input_0.pb").string());
+  ASSERT_FALSE(in.shape.empty());
+  EXPECT_EQ(in.shape.back(), std::stoll(lengths[first]));
 }
 
 TEST_F(Cli, InputsDisagreeingOnTIsExit2NamingBoth) {

@@ -1,5 +1,6 @@
 // `lockstep bisect`: where a target stops agreeing with the reference, by runtime stage, node
-// and pass application, in as few compiles as a binary search allows.
+// and pass application, in as few compiles as a binary search allows; with --dims, at each
+// length of a sweep in turn until one disagrees.
 #include <iostream>
 
 #include "cli/cli.h"
@@ -15,6 +16,7 @@ namespace {
 
 struct BisectFlags : VerifyFlags {
   std::string target = default_target(), by = "all";
+  std::vector<std::string> sweep;  // --dims
   bool cuts = false;
 };
 
@@ -26,8 +28,10 @@ BisectOptions::By parse_by(const std::string& by) {
   throw Error("--by must be node, pass, stage or all, not '" + by + "'");
 }
 
-int bisect(const BisectFlags& f) {
+// `label`: the length of a sweep's step, printed as a heading once its model and inputs load.
+int bisect(const BisectFlags& f, const std::string& label = "") {
   VerifyRun v = start_verify(f);
+  if (!label.empty()) std::cout << "== " << label << "\n" << std::flush;
   BisectOptions o;
   static_cast<VerifyOptions&>(o) = v.options(f);
   o.target = split_targets(f.target).front();
@@ -37,6 +41,35 @@ int bisect(const BisectFlags& f) {
   return finish_verify(r, v, f);
 }
 
+// --dims: the whole bisect at each length in turn; the first length where the target disagrees
+// ends the sweep with that length's localisation (the lengths after it are not bisected).
+int bisect_sweep(const BisectFlags& f) {
+  if (!f.json.empty() || !f.html.empty()) throw Error("--json and --html report one length: leave them out with --dims");
+  std::vector<InputSpec> steps = sweep_specs(f.inputs, f.sweep);
+  std::string target = split_targets(f.target).front(), agreed;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    BisectFlags one = f;
+    one.sweep.clear();
+    one.inputs = steps[k];
+    std::string label = sweep_label(steps[k], f.sweep);
+    if (bisect(one, label) == kExitOk) {
+      agreed += (agreed.empty() ? "" : ", ") + label;
+      continue;
+    }
+    std::cout << "sweep verdict: " << target << " disagrees with " << f.ref << " at " << label
+              << (k == 0 ? ", the first length of the sweep"
+                         : ", the first length that does (" + agreed + (k == 1 ? " agrees)" : " agree)"));
+    if (k + 1 < steps.size())
+      std::cout << "; " << steps.size() - k - 1 << " later length" << (k + 2 < steps.size() ? "s" : "") << " not bisected";
+    std::cout << "\n";
+    return kExitMismatch;
+  }
+  std::cout << "sweep verdict: " << target << " agrees with " << f.ref << " at every length (" << agreed << ")\n";
+  return kExitOk;
+}
+
+int bisect_any(const BisectFlags& f) { return f.sweep.empty() ? bisect(f) : bisect_sweep(f); }
+
 }  // namespace
 
 Action add_bisect(CLI::App& app) {
@@ -45,6 +78,7 @@ Action add_bisect(CLI::App& app) {
   app.add_option("--target", f->target, targets_help("The target to bisect"))->capture_default_str();
   app.add_option("--by", f->by, "node | pass | stage | all")->capture_default_str();
   app.add_flag("--cuts", f->cuts, "Node mode by prefix cuts at node outputs instead of capturing the compiled program");
+  add_sweep_flag(app, f->sweep);
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +
              "\n\n--by stage: the first runtime stage that differs, in order: constants as resident on\n"
@@ -59,10 +93,13 @@ Action add_bisect(CLI::App& app) {
              "--by pass: binary search over --pass-limit for the first application after which the\n"
              "  target diverges; prints #N pass-name and the nodes it touched.\n"
              "--by all: stage, then node, then pass; one verdict line naming the stage, the ONNX\n"
-             "  node(s) and, for a pass, #N pass-name. Every compile is counted and printed.\n\n"
+             "  node(s) and, for a pass, #N pass-name. Every compile is counted and printed.\n"
+             "--dims T=1,7,64: the bisect at each length in turn (a heading '== T=N', then its report);\n"
+             "  the first length where the target disagrees ends the sweep with its localisation, and a\n"
+             "  last line 'sweep verdict:' names that length, or says every length agrees.\n\n"
              "Exit status: 0 nothing diverges, 1 a divergence was found (the verdict says where),\n"
              "2 bad model, input, option or file, 3 internal error (a lockstep bug).");
-  return [f] { return bisect(*f); };
+  return [f] { return bisect_any(*f); };
 }
 
 }  // namespace lockstep::cli

@@ -1,5 +1,6 @@
 // `lockstep reduce`: delta debugging to a minimal ONNX model that still diverges, written as
-// a backend-test bundle with the command that reproduces it.
+// a backend-test bundle with the command that reproduces it; with --dims, at the first length of
+// a sweep that diverges.
 #include <filesystem>
 #include <iostream>
 
@@ -18,6 +19,7 @@ namespace {
 
 struct ReduceFlags : VerifyFlags {
   std::string target = default_target(), out;
+  std::vector<std::string> sweep;  // --dims
   int max_compiles = 64;
 };
 
@@ -43,8 +45,12 @@ std::string repro_command(const ReduceFlags& f, const Tolerances& tol) {
   return c;
 }
 
-int reduce(const ReduceFlags& f) {
+// The reduction of `f`'s model at its inputs, printed; the exit status. `label`: the length of
+// a sweep's step, printed as a heading once its model and inputs load. `diverges`: whether the
+// target disagreed there (when it agrees, nothing is written).
+int reduce(const ReduceFlags& f, const std::string& label = "", bool* diverges = nullptr) {
   VerifyRun v = start_verify(f);
+  if (!label.empty()) std::cout << "== " << label << "\n" << std::flush;
   VerifySubject& s = v.subject;
   ReduceOptions o;
   o.target = split_targets(f.target).front();
@@ -62,7 +68,38 @@ int reduce(const ReduceFlags& f) {
     red.report.notes.push_back("reproduce: " + cmd);
   }
   print_report(std::cout, red.report);
+  if (diverges) *diverges = red.diverges;
   return red.diverges ? kExitMismatch : kExitOk;
+}
+
+// --dims: reduce needs one failing input set. The disagreement test (reduce's own first step:
+// compile, run, compare with the reference) at each length in turn; the first length that
+// fails is reduced, and the lengths after it are not tried.
+int reduce_sweep(const ReduceFlags& f) {
+  std::vector<InputSpec> steps = sweep_specs(f.inputs, f.sweep);
+  std::string target = split_targets(f.target).front(), agreed;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    ReduceFlags one = f;
+    one.sweep.clear();
+    one.inputs = steps[k];
+    std::string label = sweep_label(steps[k], f.sweep);
+    bool diverges = false;
+    int rc = reduce(one, label, &diverges);
+    if (!diverges) {
+      agreed += (agreed.empty() ? "" : ", ") + label;
+      continue;
+    }
+    std::cout << "sweep verdict: " << target << " disagrees with " << f.ref << " at " << label
+              << (k == 0 ? ", the first length of the sweep"
+                         : ", the first length that does (" + agreed + (k == 1 ? " agrees)" : " agree)"))
+              << "; reduced there";
+    if (k + 1 < steps.size())
+      std::cout << ", " << steps.size() - k - 1 << " later length" << (k + 2 < steps.size() ? "s" : "") << " not tried";
+    std::cout << "\n";
+    return rc;
+  }
+  std::cout << "sweep verdict: agree: no length in the sweep fails (" << agreed << "); nothing to reduce\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -73,6 +110,7 @@ Action add_reduce(CLI::App& app) {
   app.add_option("--target", f->target, targets_help("The target that diverges"))->capture_default_str();
   app.add_option("-o,--out", f->out, "Folder to write the reduced bundle into")->required();
   app.add_option("--max-compiles", f->max_compiles, "Stop the search after this many compiles")->capture_default_str();
+  add_sweep_flag(app, f->sweep);
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +
              "\n\nStarts from the first fusion group of the compiled program that diverges (or the whole\n"
@@ -81,10 +119,13 @@ Action add_reduce(CLI::App& app) {
              "an input holding the reference's value. A candidate fails when any output disagrees.\n"
              "Writes OUT/model.onnx, OUT/test_data_set_0/input_K.pb and output_K.pb (ONNX backend-test\n"
              "layout, reference outputs) and OUT/README.md with the exact `lockstep check` command that\n"
-             "reproduces the divergence.\n\n"
+             "reproduces the divergence.\n"
+             "--dims T=1,7,64: the test at each length in turn (a heading '== T=N', then its report); the\n"
+             "first length that diverges is reduced (its inputs go into the bundle) and the last line,\n"
+             "'sweep verdict:', names it; when none does, it says so and nothing is written (exit 0).\n\n"
              "Exit status: 0 the model agrees (nothing written), 1 a diverging model was reduced and\n"
              "written, 2 bad model, input, option or file, 3 internal error (a lockstep bug).");
-  return [f] { return reduce(*f); };
+  return [f] { return f->sweep.empty() ? reduce(*f) : reduce_sweep(*f); };
 }
 
 }  // namespace lockstep::cli

@@ -36,6 +36,8 @@ std::string CPrinter::storage_type(DType t) const {
   }
 }
 
+std::string CPrinter::helper(const std::string& base, DType t) const { return base + "_" + compute_type(t); }
+
 std::string CPrinter::math(const char* base, DType t) const {
   return t == DType::f64 ? base : std::string(base) + d_.math_suffix;
 }
@@ -120,7 +122,7 @@ std::string CPrinter::unary(const Expr& e, const std::string& a) const {
   switch (e.fn) {
     case Fn::Neg: return "(-" + a + ")";
     case Fn::Not: return "(!" + a + ")";
-    case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : "ls_iabs(" + a + ")";
+    case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : helper("ls_iabs", e.type) + "(" + a + ")";
     case Fn::Exp: return math("exp", e.type) + "(" + a + ")";
     case Fn::Log: return math("log", e.type) + "(" + a + ")";
     case Fn::Sqrt: return math("sqrt", e.type) + "(" + a + ")";
@@ -138,10 +140,10 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
   switch (e.fn) {
     case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
     case Fn::Pow: return math("pow", e.type) + "(" + a + ", " + b + ")";
-    case Fn::Min: return "ls_min(" + a + ", " + b + ")";
-    case Fn::Max: return "ls_max(" + a + ", " + b + ")";
-    case Fn::IDiv: return "ls_idiv(" + a + ", " + b + ")";
-    case Fn::IPow: return "ls_ipow(" + a + ", " + b + ")";
+    case Fn::Min: return helper("ls_min", e.type) + "(" + a + ", " + b + ")";
+    case Fn::Max: return helper("ls_max", e.type) + "(" + a + ", " + b + ")";
+    case Fn::IDiv: return helper("ls_idiv", e.type) + "(" + a + ", " + b + ")";
+    case Fn::IPow: return helper("ls_ipow", e.type) + "_" + compute_type(e.args[1]->type) + "(" + a + ", " + b + ")";
     default: return "";
   }
 }
@@ -222,7 +224,7 @@ std::string CPrinter::comment(const Kernel& k) const {
 // GPU it gained nothing for the decoder, and on the host it cost 10-20%).
 std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const {
   std::string at = compute_type(red.type);
-  if (red.fn == Fn::Max) return acc + " = ls_max_nan(" + acc + ", (" + at + ")(" + expr(red.args[0]) + "));";
+  if (red.fn == Fn::Max) return acc + " = " + helper("ls_max_nan", red.type) + "(" + acc + ", (" + at + ")(" + expr(red.args[0]) + "));";
   return acc + " = " + acc + " + (" + at + ")(" + expr(red.args[0]) + ");";
 }
 

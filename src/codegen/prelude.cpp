@@ -18,27 +18,39 @@ FN float ls_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 constexpr const char* kF64 = R"(FN double ls_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 )";
 
-constexpr const char* kIntegers = R"(template <class T> FN T ls_iabs(T x) { return x < 0 ? (T)-x : x; }
-template <class T> FN T ls_min(T a, T b) { return b < a ? b : a; }
-template <class T> FN T ls_max(T a, T b) { return a < b ? b : a; }
+// Typed helpers, one function per type: OpenCL C has neither templates nor overloads, so every
+// target calls ls_min_float, ls_idiv_int32_t, ls_ipow_int64_t_int32_t (see helper_name).
+constexpr const char* kOrdered = R"(#define LS_ORDERED(T) \
+FN T ls_min_##T(T a, T b) { return b < a ? b : a; } \
+FN T ls_max_##T(T a, T b) { return a < b ? b : a; } \
+FN T ls_max_nan_##T(T acc, T x) { return (x > acc || x != x) ? x : acc; }
+)";
+
 // ONNX integer Div that never traps: 0 for a zero divisor (a check kernel reports it) and, for
-// signed types, MIN / -1 wrapping to MIN (negation in unsigned arithmetic).
-template <class T> FN T ls_idiv(T a, T b) {
-  if (b == 0) return (T)0;
-  if ((T)-1 < (T)0 && b == (T)-1) return (T)(0ull - (unsigned long long)a);
-  return (T)(a / b);
+// signed types, MIN / -1 wrapping to MIN (negation in unsigned arithmetic). Exact integer power
+// wraps like repeated multiplication in T; a negative exponent truncates b^e (only |b| == 1
+// survives).
+constexpr const char* kIntegers = R"(#define LS_INTEGER(T) \
+FN T ls_iabs_##T(T x) { return x < (T)0 ? (T)((uint64_t)0 - (uint64_t)x) : x; } \
+FN T ls_idiv_##T(T a, T b) { \
+  if (b == (T)0) return (T)0; \
+  if ((T)-1 < (T)0 && b == (T)-1) return (T)((uint64_t)0 - (uint64_t)a); \
+  return (T)(a / b); \
 }
-// Exact integer power, wrapping like repeated multiplication in T; for a negative exponent
-// the truncated value of b^e (only |b| == 1 survives).
-template <class T, class E> FN T ls_ipow(T b, E e) {
-  if (e < (E)0) return b == (T)1 ? (T)1 : b == (T)-1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0;
-  unsigned long long r = 1, x = (unsigned long long)b;
-  for (unsigned long long n = (unsigned long long)e; n; n >>= 1, x *= x)
-    if (n & 1) r *= x;
-  return (T)r;
+#define LS_IPOW(T, E) \
+FN T ls_ipow_##T##_##E(T b, E e) { \
+  if (e < (E)0) return b == (T)1 ? (T)1 : b == (T)-1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0; \
+  uint64_t r = 1, x = (uint64_t)b; \
+  for (uint64_t n = (uint64_t)e; n; n >>= 1, x *= x) \
+    if (n & 1) r *= x; \
+  return (T)r; \
 }
-// Max that propagates NaN, for reductions.
-template <class T> FN T ls_max_nan(T acc, T x) { return (x > acc || x != x) ? x : acc; }
+#define LS_IPOW_ANY(T) LS_IPOW(T, int8_t) LS_IPOW(T, uint8_t) LS_IPOW(T, int16_t) LS_IPOW(T, uint16_t) \
+  LS_IPOW(T, int32_t) LS_IPOW(T, uint32_t) LS_IPOW(T, int64_t) LS_IPOW(T, uint64_t)
+#define LS_INTEGER_TYPE(T) LS_ORDERED(T) LS_INTEGER(T) LS_IPOW_ANY(T)
+LS_ORDERED(float)
+LS_INTEGER_TYPE(int8_t) LS_INTEGER_TYPE(uint8_t) LS_INTEGER_TYPE(int16_t) LS_INTEGER_TYPE(uint16_t)
+LS_INTEGER_TYPE(int32_t) LS_INTEGER_TYPE(uint32_t) LS_INTEGER_TYPE(int64_t) LS_INTEGER_TYPE(uint64_t)
 )";
 
 std::string qualified(std::string text, const std::string& fn) {
@@ -50,7 +62,8 @@ std::string qualified(std::string text, const std::string& fn) {
 }  // namespace
 
 std::string helper_functions(const CDialect& d) {
-  return d.conversions + qualified(std::string(kShared) + (d.f64 ? kF64 : "") + kIntegers, d.fn);
+  std::string typed = std::string(kOrdered) + kIntegers + (d.f64 ? "LS_ORDERED(double)\n" : "");
+  return d.conversions + qualified(std::string(kShared) + (d.f64 ? kF64 : "") + typed, d.fn);
 }
 
 }  // namespace lockstep::codegen

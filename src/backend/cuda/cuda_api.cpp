@@ -4,35 +4,14 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <vector>
 
 #include "core/error.h"
+#include "core/shared_library.h"
 
 namespace lockstep::cuda {
 
 namespace {
-
-// One entry point to resolve: where its pointer goes, and its exported name.
-struct Symbol {
-  void* slot;
-  const char* name;
-};
-
-template <class F>
-Symbol sym(F& fn, const char* name) {
-  return {reinterpret_cast<void*>(&fn), name};
-}
-
-// Fills every slot from `lib`; the name of the first symbol it lacks, or "".
-std::string bind_all(void* lib, std::initializer_list<Symbol> symbols) {
-  for (const Symbol& s : symbols) {
-    void* p = dlsym(lib, s.name);
-    if (!p) return s.name;
-    std::memcpy(s.slot, &p, sizeof p);  // a function pointer's bytes, as dlsym hands them out
-  }
-  return "";
-}
 
 struct DriverLoad {
   Driver d{};
@@ -51,47 +30,47 @@ const DriverLoad& load_driver() {
     }
     Driver& d = r.d;
     // Versioned names: the unversioned symbols keep their old ABI for old binaries.
-    std::string m = bind_all(lib, {
-        sym(d.cuInit, "cuInit"),
-        sym(d.cuDriverGetVersion, "cuDriverGetVersion"),
-        sym(d.cuDeviceGetCount, "cuDeviceGetCount"),
-        sym(d.cuDeviceGet, "cuDeviceGet"),
-        sym(d.cuDeviceGetName, "cuDeviceGetName"),
-        sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute"),
-        sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-        sym(d.cuCtxSetCurrent, "cuCtxSetCurrent"),
-        sym(d.cuGetErrorName, "cuGetErrorName"),
-        sym(d.cuGetErrorString, "cuGetErrorString"),
-        sym(d.cuMemAlloc, "cuMemAlloc_v2"),
-        sym(d.cuMemFree, "cuMemFree_v2"),
-        sym(d.cuMemHostAlloc, "cuMemHostAlloc"),
-        sym(d.cuMemFreeHost, "cuMemFreeHost"),
-        sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
-        sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
-        sym(d.cuMemsetD8Async, "cuMemsetD8Async"),
-        sym(d.cuStreamCreate, "cuStreamCreate"),
-        sym(d.cuStreamDestroy, "cuStreamDestroy_v2"),
-        sym(d.cuStreamSynchronize, "cuStreamSynchronize"),
-        sym(d.cuEventCreate, "cuEventCreate"),
-        sym(d.cuEventDestroy, "cuEventDestroy_v2"),
-        sym(d.cuEventRecord, "cuEventRecord"),
-        sym(d.cuEventSynchronize, "cuEventSynchronize"),
-        sym(d.cuEventElapsedTime, "cuEventElapsedTime_v2"),
-        sym(d.cuLaunchHostFunc, "cuLaunchHostFunc"),
-        sym(d.cuModuleLoadData, "cuModuleLoadData"),
-        sym(d.cuModuleUnload, "cuModuleUnload"),
-        sym(d.cuModuleGetFunction, "cuModuleGetFunction"),
-        sym(d.cuFuncGetAttribute, "cuFuncGetAttribute"),
-        sym(d.cuLaunchKernel, "cuLaunchKernel"),
-        sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
-        sym(d.cuStreamEndCapture, "cuStreamEndCapture"),
-        sym(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
-        sym(d.cuGraphLaunch, "cuGraphLaunch"),
-        sym(d.cuGraphDestroy, "cuGraphDestroy"),
-        sym(d.cuGraphExecDestroy, "cuGraphExecDestroy"),
-        sym(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
-        sym(d.cuModuleGetGlobal, "cuModuleGetGlobal_v2"),
-        sym(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2")});
+    std::string m = bind_library(lib, {
+        library_symbol(d.cuInit, "cuInit"),
+        library_symbol(d.cuDriverGetVersion, "cuDriverGetVersion"),
+        library_symbol(d.cuDeviceGetCount, "cuDeviceGetCount"),
+        library_symbol(d.cuDeviceGet, "cuDeviceGet"),
+        library_symbol(d.cuDeviceGetName, "cuDeviceGetName"),
+        library_symbol(d.cuDeviceGetAttribute, "cuDeviceGetAttribute"),
+        library_symbol(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+        library_symbol(d.cuCtxSetCurrent, "cuCtxSetCurrent"),
+        library_symbol(d.cuGetErrorName, "cuGetErrorName"),
+        library_symbol(d.cuGetErrorString, "cuGetErrorString"),
+        library_symbol(d.cuMemAlloc, "cuMemAlloc_v2"),
+        library_symbol(d.cuMemFree, "cuMemFree_v2"),
+        library_symbol(d.cuMemHostAlloc, "cuMemHostAlloc"),
+        library_symbol(d.cuMemFreeHost, "cuMemFreeHost"),
+        library_symbol(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+        library_symbol(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+        library_symbol(d.cuMemsetD8Async, "cuMemsetD8Async"),
+        library_symbol(d.cuStreamCreate, "cuStreamCreate"),
+        library_symbol(d.cuStreamDestroy, "cuStreamDestroy_v2"),
+        library_symbol(d.cuStreamSynchronize, "cuStreamSynchronize"),
+        library_symbol(d.cuEventCreate, "cuEventCreate"),
+        library_symbol(d.cuEventDestroy, "cuEventDestroy_v2"),
+        library_symbol(d.cuEventRecord, "cuEventRecord"),
+        library_symbol(d.cuEventSynchronize, "cuEventSynchronize"),
+        library_symbol(d.cuEventElapsedTime, "cuEventElapsedTime_v2"),
+        library_symbol(d.cuLaunchHostFunc, "cuLaunchHostFunc"),
+        library_symbol(d.cuModuleLoadData, "cuModuleLoadData"),
+        library_symbol(d.cuModuleUnload, "cuModuleUnload"),
+        library_symbol(d.cuModuleGetFunction, "cuModuleGetFunction"),
+        library_symbol(d.cuFuncGetAttribute, "cuFuncGetAttribute"),
+        library_symbol(d.cuLaunchKernel, "cuLaunchKernel"),
+        library_symbol(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
+        library_symbol(d.cuStreamEndCapture, "cuStreamEndCapture"),
+        library_symbol(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
+        library_symbol(d.cuGraphLaunch, "cuGraphLaunch"),
+        library_symbol(d.cuGraphDestroy, "cuGraphDestroy"),
+        library_symbol(d.cuGraphExecDestroy, "cuGraphExecDestroy"),
+        library_symbol(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+        library_symbol(d.cuModuleGetGlobal, "cuModuleGetGlobal_v2"),
+        library_symbol(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2")});
     if (!m.empty()) {
       r.why = "the NVIDIA driver is too old: libcuda.so.1 has no " + m;
       return r;
@@ -133,20 +112,20 @@ const NvrtcLoad& load_nvrtc() {
       return r;
     }
     Nvrtc& n = r.n;
-    std::string m = bind_all(lib, {
-        sym(n.nvrtcVersion, "nvrtcVersion"),
-        sym(n.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"),
-        sym(n.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
-        sym(n.nvrtcCreateProgram, "nvrtcCreateProgram"),
-        sym(n.nvrtcDestroyProgram, "nvrtcDestroyProgram"),
-        sym(n.nvrtcCompileProgram, "nvrtcCompileProgram"),
-        sym(n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
-        sym(n.nvrtcGetProgramLog, "nvrtcGetProgramLog"),
-        sym(n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
-        sym(n.nvrtcGetCUBIN, "nvrtcGetCUBIN"),
-        sym(n.nvrtcGetPTXSize, "nvrtcGetPTXSize"),
-        sym(n.nvrtcGetPTX, "nvrtcGetPTX"),
-        sym(n.nvrtcGetErrorString, "nvrtcGetErrorString")});
+    std::string m = bind_library(lib, {
+        library_symbol(n.nvrtcVersion, "nvrtcVersion"),
+        library_symbol(n.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"),
+        library_symbol(n.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
+        library_symbol(n.nvrtcCreateProgram, "nvrtcCreateProgram"),
+        library_symbol(n.nvrtcDestroyProgram, "nvrtcDestroyProgram"),
+        library_symbol(n.nvrtcCompileProgram, "nvrtcCompileProgram"),
+        library_symbol(n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
+        library_symbol(n.nvrtcGetProgramLog, "nvrtcGetProgramLog"),
+        library_symbol(n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
+        library_symbol(n.nvrtcGetCUBIN, "nvrtcGetCUBIN"),
+        library_symbol(n.nvrtcGetPTXSize, "nvrtcGetPTXSize"),
+        library_symbol(n.nvrtcGetPTX, "nvrtcGetPTX"),
+        library_symbol(n.nvrtcGetErrorString, "nvrtcGetErrorString")});
     if (!m.empty()) {
       r.why = "NVRTC at " + r.n.path + " is too old: no " + m;
       return r;

@@ -13,6 +13,8 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
   CompileOptions& o = f.options;
   app.add_option("--threads", o.threads, "Threads for the cpu target (0: all cores)")
       ->check(CLI::Range(0, kMaxThreads))->capture_default_str();
+  app.add_option("--device", o.device, "Which device of the target runs the program (lockstep info --targets lists them)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--pass-limit", o.pass_limit,
                  "Apply only pass applications 1..N and skip the rest (the program stays correct at every N)")
       ->check(CLI::NonNegativeNumber);

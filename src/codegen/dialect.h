@@ -32,7 +32,12 @@ struct GpuDialect : CDialect {
   std::string group_count;       // groups launched: "gridDim.x"
   std::string unroll_pragma;     // "#pragma unroll"
   std::string barrier;           // group barrier, for kernels that share memory (none yet)
-  std::string device_global;     // qualifier of the epilogue's globals the runtime reads
+  std::string device_global;     // qualifier of the epilogue's globals the runtime reads; ""
+                                 // where there are none (OpenCL 1.2): a kernel writes them instead
+  std::string constant_space;    // program-scope constant data: "__constant"
+  // Buffers are handles, not addresses (OpenCL's cl_mem): each buffer parameter "bN_base" is
+  // followed by its byte offset "bN_at", and the kernel forms bN from the two.
+  bool offset_params = false;
 };
 
 }  // namespace lockstep::codegen

@@ -56,13 +56,20 @@ std::string GpuPrinter::prelude() const { return g_.header + helper_functions(g_
 std::string GpuPrinter::signature(const Plan& p, const Kernel& k) const {
   std::string bounds = filled(g_.launch_bounds, "{group}", std::to_string(k.schedule.group));
   std::string src = comment(k) + g_.kernel_qualifier + " " + (bounds.empty() ? "" : bounds + " ") + k.name + "(";
+  std::string based;  // with offset parameters: "bN = base + at" for each buffer
   std::vector<int> params = kernel_params(k);
   for (size_t a = 0; a < params.size(); ++a) {
-    std::string t = storage_type(p.buffers[params[a]].dtype);
-    src += std::string(a ? ", " : "") + (a ? g_.read_space : g_.written_space) + t + "* " + g_.restrict_kw + " " +
-           buf_name(params[a]) + filled(g_.param_suffix, "{n}", std::to_string(a));
+    std::string type = (a ? g_.read_space : g_.written_space) + storage_type(p.buffers[params[a]].dtype) + "*";
+    std::string name = buf_name(params[a]);
+    src += std::string(a ? ", " : "") + type + " " + g_.restrict_kw + " " + name + (g_.offset_params ? "_base" : "") +
+           filled(g_.param_suffix, "{n}", std::to_string(a));
+    if (!g_.offset_params) continue;
+    src += ", const uint64_t " + name + "_at";
+    std::string bytes = (a ? g_.read_space : g_.written_space) + "char*";
+    based += "  " + type + " " + g_.restrict_kw + " " + name + " = (" + type + ")((" + bytes + ")" + name + "_base + " +
+             name + "_at);\n";
   }
-  return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n";
+  return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n" + based;
 }
 
 std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
@@ -120,9 +127,16 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
 
 std::string GpuPrinter::epilogue(const Plan& p) const {
   size_t n = p.buffers.empty() ? 1 : p.buffers.size();
-  return "// Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.\n" +
-         g_.device_global + " long long ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) + ";\n" +
-         g_.device_global + " int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
+  std::string count = std::to_string(p.buffers.size());
+  std::string head = "// Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.\n";
+  if (!g_.device_global.empty())
+    return head + g_.device_global + " long long ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) +
+           ";\n" + g_.device_global + " int ls_buffer_count = " + count + ";\n";
+  // No program-scope globals the host can read: one work item copies them out, count first,
+  // never past the `room` the runtime gives (a stale program may list more buffers).
+  return head + g_.constant_space + " int64_t ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) +
+         ";\n" + g_.kernel_qualifier + " ls_plan_info(" + g_.written_space + "int64_t* out, const int64_t room) {\n  out[0] = " +
+         count + ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";
 }
 
 std::string GpuPrinter::program(const Plan& p) const {

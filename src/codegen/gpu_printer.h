@@ -22,7 +22,8 @@ class GpuPrinter : public CPrinter {
   // One kernel with the ONNX nodes it computes in a comment; an InternalError without a Gpu
   // schedule.
   std::string kernel(const kir::Plan& p, const kir::Kernel& k) const;
-  // After the kernels: the buffer sizes the program was built for, as globals the runtime reads.
+  // After the kernels: the buffer sizes the program was built for, as globals the runtime reads,
+  // or, for a dialect without device globals, a kernel ls_plan_info(out, room) that writes count then sizes.
   std::string epilogue(const kir::Plan& p) const;
   // Prelude + every kernel + epilogue: the translation unit the target's compiler builds.
   std::string program(const kir::Plan& p) const;

@@ -16,6 +16,7 @@ inline constexpr int kMaxThreads = 1024;
 
 struct CompileOptions {
   int threads = 0;            // host targets: 0 for all cores; at most kMaxThreads
+  int device = 0;             // which of the target's devices (info --targets lists them)
   int pass_limit = -1;        // apply only pass applications 1..N (-1: all)
   bool verify_each = false;   // IR verifiers after every pass application
   std::string dump_ir_dir;    // IR after each pass application

@@ -42,6 +42,12 @@ std::string CPrinter::math(const char* base, DType t) const {
   return t == DType::f64 ? base : std::string(base) + d_.math_suffix;
 }
 
+// Float compute (f32, and f16/bf16 computed in float) calls lockstep's own library, the same
+// algorithm on every target (codegen/math_library.h); f64 keeps the target's double functions.
+std::string CPrinter::transcendental(const char* base, DType t) const {
+  return t == DType::f64 ? std::string(base) : "ls_" + std::string(base);
+}
+
 // Floats print as hex literals: exact, and identical on every target.
 std::string CPrinter::literal(const Expr& e) const {
   char buf[64];
@@ -123,11 +129,11 @@ std::string CPrinter::unary(const Expr& e, const std::string& a) const {
     case Fn::Neg: return "(-" + a + ")";
     case Fn::Not: return "(!" + a + ")";
     case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : helper("ls_iabs", e.type) + "(" + a + ")";
-    case Fn::Exp: return math("exp", e.type) + "(" + a + ")";
-    case Fn::Log: return math("log", e.type) + "(" + a + ")";
+    case Fn::Exp: return transcendental("exp", e.type) + "(" + a + ")";
+    case Fn::Log: return transcendental("log", e.type) + "(" + a + ")";
     case Fn::Sqrt: return math("sqrt", e.type) + "(" + a + ")";
-    case Fn::Tanh: return math("tanh", e.type) + "(" + a + ")";
-    case Fn::Erf: return math("erf", e.type) + "(" + a + ")";
+    case Fn::Tanh: return transcendental("tanh", e.type) + "(" + a + ")";
+    case Fn::Erf: return transcendental("erf", e.type) + "(" + a + ")";
     case Fn::Floor: return math("floor", e.type) + "(" + a + ")";
     case Fn::Sigmoid: return (e.type == DType::f64 ? "ls_sigmoid_d(" : "ls_sigmoid(") + a + ")";
     default: return "";
@@ -139,7 +145,7 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
   bool fl = dtype_is_float(e.type);
   switch (e.fn) {
     case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
-    case Fn::Pow: return math("pow", e.type) + "(" + a + ", " + b + ")";
+    case Fn::Pow: return transcendental("pow", e.type) + "(" + a + ", " + b + ")";
     case Fn::Min: return helper("ls_min", e.type) + "(" + a + ", " + b + ")";
     case Fn::Max: return helper("ls_max", e.type) + "(" + a + ", " + b + ")";
     case Fn::IDiv: return helper("ls_idiv", e.type) + "(" + a + ", " + b + ")";

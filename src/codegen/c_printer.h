@@ -30,9 +30,11 @@ class CPrinter {
   // Spelling of a dtype in arithmetic (f16/bf16 compute in float) and in memory.
   std::string compute_type(DType t) const;
   std::string storage_type(DType t) const;
-  std::string math(const char* base, DType t) const;
+  std::string math(const char* base, DType t) const;  // the target's: "sqrtf" for float in C
+  // exp, log, tanh, erf, pow: the math library's "ls_exp" for float compute, "exp" for f64.
+  std::string transcendental(const char* base, DType t) const;
   // The prelude's helper for compute type t: "ls_min_int32_t" (no target overloads them).
-  std::string helper(const std::string& base, DType t) const;  // "tanhf" for float in C
+  std::string helper(const std::string& base, DType t) const;
   std::string literal(const kir::Expr& e) const;
   std::string index(const kir::Expr& load) const;
   std::string load_value(const kir::Expr& e) const;

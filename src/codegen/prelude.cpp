@@ -1,5 +1,7 @@
 #include "codegen/prelude.h"
 
+#include "codegen/math_library.h"
+
 namespace lockstep::codegen {
 
 namespace {
@@ -12,7 +14,6 @@ FN uint16_t ls_f2bf(float f) {
   x += 0x7fffu + ((x >> 16) & 1u); return (uint16_t)(x >> 16);
 }
 FN float ls_round_bf(float f) { return ls_bf2f(ls_f2bf(f)); }
-FN float ls_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 )";
 
 constexpr const char* kF64 = R"(FN double ls_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -63,7 +64,7 @@ std::string qualified(std::string text, const std::string& fn) {
 
 std::string helper_functions(const CDialect& d) {
   std::string typed = std::string(kOrdered) + kIntegers + (d.f64 ? "LS_ORDERED(double)\n" : "");
-  return d.conversions + qualified(std::string(kShared) + (d.f64 ? kF64 : "") + typed, d.fn);
+  return d.conversions + qualified(std::string(math_library_source()) + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
 }
 
 }  // namespace lockstep::codegen

@@ -1,0 +1,288 @@
+#include "codegen/math_library.h"
+
+#include "core/error.h"
+
+namespace lockstep::codegen {
+
+namespace {
+
+// Coefficients: tools/math/fit_coefficients.py. "FN " stands for the dialect's qualifier.
+// Every sum and product below is one correctly rounded float32 operation in the order written
+// (no target contracts a*b+c into an FMA); pairs (ls_df) carry a value as hi + lo where one
+// float32 is not enough.
+constexpr const char* kLibrary = R"(// lockstep's float32 math library (docs/math.md): the same operations on every target.
+typedef struct { float hi; float lo; } ls_df;
+FN ls_df ls_df_of(float hi, float lo) { ls_df r; r.hi = hi; r.lo = lo; return r; }
+// a + b exactly, as hi + lo, when |a| >= |b| or a == 0 (Dekker's fast two-sum).
+FN ls_df ls_fast_two_sum(float a, float b) { float s = a + b; return ls_df_of(s, b - (s - a)); }
+// a * b exactly, as hi + lo, when nothing under- or overflows (Dekker's product: halves of 12
+// significant bits, cut by a mask, multiply exactly).
+FN float ls_upper_half(float a) { return ls_as_float(ls_as_uint(a) & 0xfffff000u); }
+FN ls_df ls_two_prod(float a, float b) {
+  float p = a * b;
+  float ah = ls_upper_half(a), al = a - ah, bh = ls_upper_half(b), bl = b - bh;
+  return ls_df_of(p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl);
+}
+// n / d for pairs, rounded once: the float quotient corrected by its exact remainder.
+FN float ls_df_div(ls_df n, ls_df d) {
+  float q = n.hi / d.hi;
+  ls_df p = ls_two_prod(q, d.hi);
+  return q + ((((n.hi - p.hi) - p.lo) + n.lo) - q * d.lo) / d.hi;
+}
+FN float ls_inf(void) { return ls_as_float(0x7f800000u); }
+FN float ls_nan(void) { return ls_as_float(0x7fc00000u); }
+FN float ls_fabs(float x) { return ls_as_float(ls_as_uint(x) & 0x7fffffffu); }
+// 2^k for -126 <= k <= 127.
+FN float ls_pow2i(int32_t k) { return ls_as_float((uint32_t)(k + 127) << 23); }
+// x * 2^k rounded once (into the subnormals too), for x within 2^-30..2^30 and any k.
+FN float ls_ldexp(float x, int32_t k) {
+  if (k > 127) {
+    x = x * 0x1p127f;
+    k = k - 127 > 127 ? 127 : k - 127;
+  }
+  if (k < -126) return (x * ls_pow2i(k < -160 ? -34 : k + 126)) * 0x1p-126f;
+  return x * ls_pow2i(k);
+}
+
+// exp: x = n ln2 + r, |r| <= ln2/2 (Cody and Waite: n ln2_hi is exact, so is x - n ln2_hi);
+// e^r = 1 + r + r^2 P(r), the 1 + r_hi kept exact as a pair.
+FN int32_t ls_exp_n(float x) {  // round(x / ln2), |x| < 2^20
+  float t = x * 0x1.715476p+0f;
+  return (int32_t)(t < 0.0f ? t - 0.5f : t + 0.5f);
+}
+// e^(x - n ln2) as hi + lo (not normalised; hi in [0.7, 1.42]).
+FN ls_df ls_exp_reduced(float x, int32_t n) {
+  float nf = (float)n;
+  float hi = x - nf * 0x1.62e4p-1f;
+  float lo = nf * 0x1.7f7d1cp-20f;
+  float r = hi - lo;
+  float p = r * r * (0x1p-1f + r * (0x1.555556p-3f + r * (0x1.55550cp-5f + r * (0x1.111054p-7f +
+            r * (0x1.6d224p-10f + r * 0x1.a18486p-13f)))));
+  float s = 1.0f + hi;
+  return ls_df_of(s, (hi - (s - 1.0f)) + (p - lo));
+}
+FN float ls_exp(float x) {
+  if (x != x) return x + x;
+  if (x > 89.0f) return ls_inf();
+  if (x < -104.0f) return 0.0f;
+  int32_t n = ls_exp_n(x);
+  ls_df e = ls_exp_reduced(x, n);
+  return ls_ldexp(e.hi + e.lo, n);
+}
+// e^x = (hi + lo) 2^n for x in -104..89, hi + lo normalised.
+FN ls_df ls_exp_pair(float x, int32_t n) {
+  ls_df e = ls_exp_reduced(x, n);
+  return ls_fast_two_sum(e.hi, e.lo);
+}
+
+// log: x = 2^k m, m in [sqrt(2)/2, sqrt(2)), f = m - 1 (exact), s = f / (2 + f);
+// log(m) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + s^2 P(s^2)); k ln2_hi + f summed exactly.
+FN float ls_log(float x) {
+  if (x != x) return x + x;
+  if (x < 0.0f) return ls_nan();
+  if (x == 0.0f) return -ls_inf();
+  if (x == ls_inf()) return x;
+  int32_t k = 0;
+  if (x < 0x1p-126f) {
+    x = x * 0x1p25f;
+    k = -25;
+  }
+  uint32_t b = ls_as_uint(x);
+  k = k + (int32_t)(b >> 23) - 127;
+  b = (b & 0x007fffffu) | 0x3f800000u;
+  if (b > 0x3fb504f3u) {
+    b = b - 0x00800000u;
+    k = k + 1;
+  }
+  float f = ls_as_float(b) - 1.0f;
+  float s = f / (2.0f + f);
+  float z = s * s;
+  float r = z * (0x1.555556p-1f + z * (0x1.9996bp-2f + z * (0x1.257c4ap-2f + z * 0x1.ab5414p-3f)));
+  float hfsq = 0.5f * f * f;
+  float kf = (float)k;
+  ls_df t = ls_fast_two_sum(kf * 0x1.62e4p-1f, f);
+  return t.hi + (t.lo - (hfsq - (s * (hfsq + r) + kf * 0x1.7f7d1cp-20f)));
+}
+
+// tanh: x + x w P(w), w = x^2, below 0.55 (x itself below 2^-12); above, with e = e^(-2|x|),
+// (1 - e) / (1 + e) from pairs; +-1 from 10 on.
+FN float ls_tanh(float x) {
+  if (x != x) return x + x;
+  float a = ls_fabs(x);
+  if (a < 0x1p-12f) return x;
+  if (a < 0.55f) {
+    float w = x * x;
+    float c = w * (-0x1.555556p-2f + w * (0x1.11124ap-3f + w * (-0x1.bad78ap-5f + w * (0x1.7af7eep-6f +
+              w * (-0x1.149c26p-6f + w * (0x1.bb755p-6f + w * -0x1.bad75p-6f))))));
+    ls_df t = ls_two_prod(x, c);
+    ls_df s = ls_fast_two_sum(x, t.hi);
+    return s.hi + (s.lo + t.lo);
+  }
+  float y = 1.0f;
+  if (a < 10.0f) {
+    float m = -2.0f * a;
+    int32_t n = ls_exp_n(m);
+    ls_df e = ls_exp_pair(m, n);
+    float scale = ls_pow2i(n);
+    float eh = e.hi * scale, el = e.lo * scale;
+    ls_df num = ls_fast_two_sum(1.0f, -eh);
+    ls_df den = ls_fast_two_sum(1.0f, eh);
+    y = ls_df_div(ls_df_of(num.hi, num.lo - el), ls_df_of(den.hi, den.lo + el));
+  }
+  return x < 0.0f ? -y : y;
+}
+
+// sigmoid: with e = e^(-|x|) = E 2^n, 1 / (1 + e) for x >= 0 and E / (1 + e) 2^n below,
+// from pairs.
+FN float ls_sigmoid(float x) {
+  if (x != x) return x + x;
+  float a = x < 0.0f ? x : -x;
+  if (a < -104.0f) return x < 0.0f ? 0.0f : 1.0f;
+  int32_t n = ls_exp_n(a);
+  ls_df e = ls_exp_pair(a, n);
+  float scale = ls_pow2i(n < -100 ? -100 : n);  // past 2^-100, 1 + e is 1 to pair precision
+  ls_df d = ls_fast_two_sum(1.0f, e.hi * scale);
+  d.lo = d.lo + e.lo * scale;
+  if (x < 0.0f) return ls_ldexp(ls_df_div(e, d), n);
+  return ls_df_div(ls_df_of(1.0f, 0.0f), d);
+}
+
+// erf: x + x R(x^2) below 0.84; C + P(|x| - 1.171875) to 1.5; 1 - e^(-x^2) F(1/|x|) to 4; +-1
+// beyond. The last steps of the first two are exact pairs.
+FN float ls_erf(float x) {
+  if (x != x) return x + x;
+  float a = ls_fabs(x);
+  if (a < 0x1p-60f) {
+    float t = x * 0x1p64f;
+    return (t + t * 0x1.06eba8p-3f) * 0x1p-64f;
+  }
+  if (a < 0.84f) {
+    float w = x * x;
+    float c = 0x1.06eba8p-3f + w * (-0x1.81273ep-2f + w * (0x1.ce2c12p-4f + w * (-0x1.b7c4ep-6f +
+              w * (0x1.4fc562p-8f + w * (-0x1.524a08p-11f + w * (-0x1.974ce8p-14f + w * 0x1.3c43aep-14f))))));
+    ls_df t = ls_two_prod(x, c);
+    ls_df s = ls_fast_two_sum(x, t.hi);
+    return s.hi + (s.lo + t.lo);
+  }
+  float y = 1.0f;
+  if (a < 1.5f) {
+    float s = a - 1.171875f;
+    float h = 0x1.24a554p-2f + s * (-0x1.56f1bep-2f + s * (0x1.54c076p-3f + s * (0x1.cf82c6p-7f +
+              s * (-0x1.cf0764p-5f + s * (0x1.2c1b1ap-6f + s * (0x1.cdcb54p-8f + s * (-0x1.8f7112p-8f +
+              s * (0x1.4e2304p-10f + s * 0x1.3111cp-10f))))))));
+    ls_df t = ls_two_prod(s, h);
+    ls_df u = ls_fast_two_sum(0x1.ce1962p-1f, t.hi);
+    y = u.hi + (u.lo + (t.lo + 0x1.81c226p-26f));
+  } else if (a < 4.0f) {
+    float t = 1.0f / a;
+    float f = 0x1.93791ep-18f + t * (0x1.20d404p-1f + t * (-0x1.7a28d4p-12f + t * (-0x1.14069ep-2f +
+              t * (-0x1.c5f98ep-4f + t * (0x1.e9642ap-1f + t * (-0x1.86cffp+0f + t * (0x1.4d8cfap+0f +
+              t * (-0x1.3ab008p-1f + t * 0x1.03ad84p-3f))))))));
+    y = 1.0f - ls_exp(-(a * a)) * f;
+  }
+  return x < 0.0f ? -y : y;
+}
+
+// log2(x) as a pair, for finite x > 0, to about 2^-36 relative: as ls_log, with s, s^2 and
+// the series' first terms as pairs.
+FN ls_df ls_log2_pair(float x) {
+  int32_t k = 0;
+  if (x < 0x1p-126f) {
+    x = x * 0x1p25f;
+    k = -25;
+  }
+  uint32_t b = ls_as_uint(x);
+  k = k + (int32_t)(b >> 23) - 127;
+  b = (b & 0x007fffffu) | 0x3f800000u;
+  if (b > 0x3fb504f3u) {
+    b = b - 0x00800000u;
+    k = k + 1;
+  }
+  float m = ls_as_float(b);
+  float f = m - 1.0f;
+  float dh = m + 1.0f;
+  float dl = m - (dh - 1.0f);  // m + 1 = dh + dl exactly
+  float sh = f / dh;
+  ls_df p = ls_two_prod(sh, dh);
+  float sl = (((f - p.hi) - p.lo) - sh * dl) / dh;  // s = f / (m + 1) = sh + sl
+  // atanh(s) = s + s z (1/3 + z P(z)), z = s^2
+  ls_df z = ls_two_prod(sh, sh);
+  z.lo = z.lo + 2.0f * sh * sl;
+  float zp = z.hi * (0x1.99999ap-3f + z.hi * (0x1.249192p-3f + z.hi * (0x1.c76b02p-4f + z.hi * 0x1.78f614p-4f)));
+  ls_df third = ls_fast_two_sum(0x1.555556p-2f, zp);
+  third.lo = third.lo + -0x1.555556p-27f;
+  ls_df r = ls_two_prod(z.hi, third.hi);
+  r.lo = r.lo + (z.hi * third.lo + z.lo * third.hi);
+  ls_df sr = ls_two_prod(sh, r.hi);
+  sr.lo = sr.lo + (sh * r.lo + sl * r.hi);
+  ls_df at = ls_fast_two_sum(sh, sr.hi);
+  at.lo = at.lo + (sr.lo + sl);
+  // log2(m) = atanh(s) 2/ln2
+  ls_df l = ls_two_prod(at.hi, 0x1.715476p+1f);
+  l.lo = l.lo + (at.hi * 0x1.4ae0cp-25f + at.lo * 0x1.715476p+1f);
+  ls_df t = ls_fast_two_sum((float)k, l.hi);
+  return ls_fast_two_sum(t.hi, t.lo + l.lo);
+}
+// 2^(hi + lo) for |hi| <= 320, |lo| <= 2^-10: hi = k + r, |r| <= 1/2, 2^r = 1 + r ln2 + r^2 Q(r)
+// with r ln2 and 1 + r ln2 as pairs.
+FN float ls_exp2_pair(float hi, float lo) {
+  int32_t k = (int32_t)(hi < 0.0f ? hi - 0.5f : hi + 0.5f);
+  float r = hi - (float)k;
+  ls_df rl = ls_two_prod(r, 0x1.62e43p-1f);
+  rl.lo = rl.lo + r * -0x1.05c61p-29f;
+  float q = r * r * (0x1.ebfbep-3f + r * (0x1.c6b08ep-5f + r * (0x1.3b2a64p-7f + r * (0x1.5d86fp-10f +
+            r * (0x1.44051p-13f + r * 0x1.011b7ep-16f)))));
+  ls_df s = ls_fast_two_sum(1.0f, rl.hi);
+  float t = s.lo + (rl.lo + q);
+  float y = s.hi + (t + lo * 0x1.62e43p-1f * (s.hi + t));  // 2^lo = 1 + lo ln2 to 2^-40
+  return ls_ldexp(y, k);
+}
+// pow as C's pow (C99 Annex F) on float: x^y = 2^(y log2|x|), y log2|x| as a pair.
+FN float ls_pow(float x, float y) {
+  if (y == 0.0f || x == 1.0f) return 1.0f;
+  if (x != x || y != y) return x + y;
+  if (y == 1.0f) return x;
+  if (y == 2.0f) return x * x;
+  if (y == -1.0f) return 1.0f / x;
+  float ax = ls_fabs(x), ay = ls_fabs(y);
+  int32_t odd = ay < 0x1p24f && (float)(int32_t)ay == ay && ((int32_t)ay & 1) != 0;
+  int32_t whole = ay >= 0x1p24f || (float)(int32_t)ay == ay;
+  float sign = (ls_as_uint(x) >> 31) != 0u && odd ? -1.0f : 1.0f;
+  if (ay == ls_inf()) {
+    if (ax == 1.0f) return 1.0f;
+    return (ax < 1.0f) == (y < 0.0f) ? ls_inf() : 0.0f;
+  }
+  if (ax == 0.0f) return y < 0.0f ? sign * ls_inf() : sign * 0.0f;
+  if (ax == ls_inf()) return y < 0.0f ? sign * 0.0f : sign * ls_inf();
+  if (x < 0.0f && !whole) return ls_nan();
+  ls_df l = ls_log2_pair(ax);
+  float z = y * l.hi;
+  if (z > 320.0f) return sign * ls_inf();
+  if (z < -320.0f) return sign * 0.0f;
+  ls_df p = ls_two_prod(y, l.hi);
+  ls_df e = ls_fast_two_sum(p.hi, p.lo + y * l.lo);
+  return sign * ls_exp2_pair(e.hi, e.lo);
+}
+)";
+
+// bound_ulp and cpu_worst_* are filled in from measurements (docs/math.md).
+const MathFnInfo kInfo[] = {
+    {MathFn::Exp, "exp", "Exp", "ls_exp", 1.0, 0, 0, 0},
+    {MathFn::Log, "log", "Log", "ls_log", 1.0, 0, 0, 0},
+    {MathFn::Tanh, "tanh", "Tanh", "ls_tanh", 1.0, 0, 0, 0},
+    {MathFn::Erf, "erf", "Erf", "ls_erf", 1.0, 0, 0, 0},
+    {MathFn::Pow, "pow", "Pow", "ls_pow", 1.0, 0, 0, 0},
+    {MathFn::Sigmoid, "sigmoid", "Sigmoid", "ls_sigmoid", 1.0, 0, 0, 0},
+};
+
+}  // namespace
+
+const char* math_library_source() { return kLibrary; }
+
+const MathFnInfo& math_fn_info(MathFn fn) {
+  for (const MathFnInfo& i : kInfo)
+    if (i.fn == fn) return i;
+  throw InternalError("internal: no math library entry for function " + std::to_string(static_cast<int>(fn)));
+}
+
+}  // namespace lockstep::codegen

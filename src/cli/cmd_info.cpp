@@ -132,6 +132,8 @@ void print_targets() {
     if (t->desc.gpu)
       std::cout << "  limits: " << t->desc.max_group_threads << " threads per group, " << t->desc.shared_bytes
                 << " bytes of shared memory, " << t->desc.max_buffer_args << " buffer arguments per kernel\n";
+    std::vector<std::string> devices = t->devices ? t->devices() : std::vector<std::string>{};
+    for (size_t k = 0; k < devices.size(); ++k) std::cout << "  --device " << k << ": " << devices[k] << "\n";
     for (const auto& [suite, reason] : t->skips) std::cout << "  skips " << suite << ": " << reason << "\n";
   }
 }

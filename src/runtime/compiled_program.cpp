@@ -45,8 +45,9 @@ class HostTimer : public Timer {
 }  // namespace
 
 CompiledProgram::CompiledProgram(const TargetInfo& t, const Graph& g, const CompileOptions& o)
-    : target_(t), graph_(g), opts_(o) {
+    : target_(t), graph_(g), opts_(o), desc_(t.desc) {
   dev_ = t.make_device(o, &why_no_device_);
+  if (dev_) dev_->narrow(desc_);
   compiler_ = t.make_compiler(dev_.get());
 }
 
@@ -100,7 +101,7 @@ std::string CompiledProgram::length_of(const std::vector<TypeInfo>& types) const
 bool CompiledProgram::make_symbolic(const Specialisation& s) {
   sym_tried_ = true;
   std::string why;
-  std::optional<SymbolicPlan> sp = generalise(graph_, s, pipeline_options(opts_, target_.desc), &why);
+  std::optional<SymbolicPlan> sp = generalise(graph_, s, pipeline_options(opts_, desc_), &why);
   if (!sp) {
     stats_.note = "compiled for each shape: " + why;
     return false;
@@ -185,7 +186,7 @@ void CompiledProgram::specialise(const Specialisation& s) {
   if (code_ && s == spec_) return;
   code_.reset();  // compiled for nothing until this compile has succeeded (even if release throws)
   release();
-  PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_, target_.desc));
+  PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_, desc_));
   ++stats_.compiles;
   plan_ = std::move(r.plan);
   log_ = std::move(r.log);

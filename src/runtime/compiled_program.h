@@ -70,6 +70,7 @@ class CompiledProgram : public Program {
   const TargetInfo& target_;
   const Graph graph_;  // a copy: the program outlives whatever graph it was made from
   CompileOptions opts_;
+  kir::TargetDesc desc_;  // the target's, narrowed to the device's types
   std::unique_ptr<Device> dev_;
   std::string why_no_device_;
   std::unique_ptr<CodeCompiler> compiler_;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernel/kernel.h"
+#include "kernel/target_desc.h"
 
 namespace lockstep {
 
@@ -85,6 +86,9 @@ class Device {
   virtual void synchronize() = 0;
 
   // --- optional ---
+  // Lowers the target's description to what this device has (a device without fp64 clears
+  // has_f64, so lowering rewrites or refuses what needs it before code is generated).
+  virtual void narrow(kir::TargetDesc& d) const {}
   virtual std::unique_ptr<Timer> timer() { return nullptr; }
   // Records what is queued until end_capture as one replayable sequence; false: unsupported.
   virtual bool begin_capture() { return false; }

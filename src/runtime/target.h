@@ -28,6 +28,8 @@ struct TargetInfo {
   std::function<std::unique_ptr<CodeCompiler>(const Device* dev)> make_compiler;
   // The device programs run on; null, with `why` set, where this machine has none.
   std::function<std::unique_ptr<Device>(const CompileOptions&, std::string* why)> make_device;
+  // Optional: the devices --device N picks from, a line each (platform, name, version).
+  std::function<std::vector<std::string>()> devices;
   // Optional: a program that is not compiled (the reference interpreter).
   std::function<std::unique_ptr<Program>(const Graph&, const CompileOptions&)> make_program;
   // Suites of the per-target tests this target skips, each with the reason (as IREE's CTS

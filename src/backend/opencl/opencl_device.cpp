@@ -100,6 +100,7 @@ class ClDevice : public Device {
   }
   std::string key() const override { return "opencl:" + std::to_string(index_); }
   Context& context() const { return c_; }
+  void narrow(kir::TargetDesc& d) const override { d.has_f64 = d.has_f64 && c_.device.fp64; }
 
   void load(const std::string& code, const kir::Plan& plan) override {
     release_kernels();

@@ -18,6 +18,11 @@ TargetInfo target_info() {
     Context* c = context_of(dev);
     return std::make_unique<ClCompiler>(c ? *c : context(0));
   };
+  t.devices = [] {
+    std::vector<std::string> lines;
+    for (const DeviceInfo& d : opencl::devices()) lines.push_back(d.describe());
+    return lines;
+  };
   t.make_device = [](const CompileOptions& o, std::string* why) -> std::unique_ptr<Device> {
     if (std::string no = unavailable(o.device); !no.empty()) {
       if (why) *why = no;

@@ -34,21 +34,23 @@ FN float ls_nan(void) { return ls_as_float(0x7fc00000u); }
 FN float ls_fabs(float x) { return ls_as_float(ls_as_uint(x) & 0x7fffffffu); }
 // 2^k for -126 <= k <= 127.
 FN float ls_pow2i(int32_t k) { return ls_as_float((uint32_t)(k + 127) << 23); }
-// x * 2^k rounded once (into the subnormals too), for x within 2^-30..2^30 and any k.
+// x * 2^k rounded once (into the subnormals too), for x within 2^-30..2^30 and any k: two
+// factors, the first product exact.
+FN int32_t ls_imin(int32_t a, int32_t b) { return a < b ? a : b; }
+FN int32_t ls_imax(int32_t a, int32_t b) { return a < b ? b : a; }
 FN float ls_ldexp(float x, int32_t k) {
-  if (k > 127) {
-    x = x * 0x1p127f;
-    k = k - 127 > 127 ? 127 : k - 127;
-  }
-  if (k < -126) return (x * ls_pow2i(k < -160 ? -34 : k + 126)) * 0x1p-126f;
-  return x * ls_pow2i(k);
+  int32_t kc = ls_imin(ls_imax(k, -160), 254);
+  int32_t k2 = ls_imax(kc - 127, 0) - 126 * (int32_t)(kc < -126);  // 2^k2: 1 in the normal range
+  return (x * ls_pow2i(kc - k2)) * ls_pow2i(k2);
 }
 
 // exp: x = n ln2 + r, |r| <= ln2/2 (Cody and Waite: n ln2_hi is exact, so is x - n ln2_hi);
 // e^r = 1 + r + r^2 P(r), the 1 + r_hi kept exact as a pair.
-FN int32_t ls_exp_n(float x) {  // round(x / ln2), |x| < 2^20
+// t rounded to an integer (ties to even) for |t| < 2^22, by adding and taking away 1.5 2^23.
+FN float ls_round(float t) { return (t + 0x1.8p23f) - 0x1.8p23f; }
+FN int32_t ls_exp_n(float x) {  // x / ln2 rounded, |x| < 2^20; 0 for NaN
   float t = x * 0x1.715476p+0f;
-  return (int32_t)(t < 0.0f ? t - 0.5f : t + 0.5f);
+  return (int32_t)ls_round(t == t ? t : 0.0f);
 }
 // e^(x - n ln2) as hi + lo (not normalised; hi in [0.7, 1.42]).
 FN ls_df ls_exp_reduced(float x, int32_t n) {
@@ -61,13 +63,18 @@ FN ls_df ls_exp_reduced(float x, int32_t n) {
   float s = 1.0f + hi;
   return ls_df_of(s, (hi - (s - 1.0f)) + (p - lo));
 }
+// The functions compute every path and select (no early returns), so that a compiler can
+// vectorise a loop calling them (every operation is done, whichever value is used: nothing is
+// left to speculate); NaN is kept out of float-to-int conversions and returned as it came.
+FN float ls_clamp(float x, float lo, float hi) {  // NaN stays NaN
+  float y = x < lo ? lo : x;
+  return y > hi ? hi : y;
+}
 FN float ls_exp(float x) {
-  if (x != x) return x + x;
-  if (x > 89.0f) return ls_inf();
-  if (x < -104.0f) return 0.0f;
-  int32_t n = ls_exp_n(x);
-  ls_df e = ls_exp_reduced(x, n);
-  return ls_ldexp(e.hi + e.lo, n);
+  float xc = ls_clamp(x, -104.0f, 89.0f);  // e^-104 rounds to 0, e^89 to infinity
+  int32_t n = ls_exp_n(xc);
+  ls_df e = ls_exp_reduced(xc, n);
+  return ls_ldexp(e.hi + e.lo, n);  // NaN in, NaN out
 }
 // e^x = (hi + lo) 2^n for x in -104..89, hi + lo normalised.
 FN ls_df ls_exp_pair(float x, int32_t n) {
@@ -78,22 +85,14 @@ FN ls_df ls_exp_pair(float x, int32_t n) {
 // log: x = 2^k m, m in [sqrt(2)/2, sqrt(2)), f = m - 1 (exact), s = f / (2 + f);
 // log(m) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + s^2 P(s^2)); k ln2_hi + f summed exactly.
 FN float ls_log(float x) {
-  if (x != x) return x + x;
-  if (x < 0.0f) return ls_nan();
-  if (x == 0.0f) return -ls_inf();
-  if (x == ls_inf()) return x;
-  int32_t k = 0;
-  if (x < 0x1p-126f) {
-    x = x * 0x1p25f;
-    k = -25;
-  }
-  uint32_t b = ls_as_uint(x);
-  k = k + (int32_t)(b >> 23) - 127;
+  int32_t sub = x < 0x1p-126f;
+  float xs = x * 0x1p25f;
+  uint32_t b = ls_as_uint(sub ? xs : x);
+  int32_t k = (int32_t)((b >> 23) & 0xffu) - (sub ? 152 : 127);
   b = (b & 0x007fffffu) | 0x3f800000u;
-  if (b > 0x3fb504f3u) {
-    b = b - 0x00800000u;
-    k = k + 1;
-  }
+  int32_t up = b > 0x3fb504f3u;
+  b = up ? b - 0x00800000u : b;
+  k = up ? k + 1 : k;
   float f = ls_as_float(b) - 1.0f;
   float s = f / (2.0f + f);
   float z = s * s;
@@ -101,86 +100,77 @@ FN float ls_log(float x) {
   float hfsq = 0.5f * f * f;
   float kf = (float)k;
   ls_df t = ls_fast_two_sum(kf * 0x1.62e4p-1f, f);
-  return t.hi + (t.lo - (hfsq - (s * (hfsq + r) + kf * 0x1.7f7d1cp-20f)));
+  float y = t.hi + (t.lo - (hfsq - (s * (hfsq + r) + kf * 0x1.7f7d1cp-20f)));
+  y = x == ls_inf() ? x : y;
+  y = x == 0.0f ? -ls_inf() : y;
+  return x >= 0.0f ? y : ls_nan();  // and for NaN
 }
 
 // tanh: x + x w P(w), w = x^2, below 0.55 (x itself below 2^-12); above, with e = e^(-2|x|),
 // (1 - e) / (1 + e) from pairs; +-1 from 10 on.
 FN float ls_tanh(float x) {
-  if (x != x) return x + x;
   float a = ls_fabs(x);
-  if (a < 0x1p-12f) return x;
-  if (a < 0.55f) {
-    float w = x * x;
-    float c = w * (-0x1.555556p-2f + w * (0x1.11124ap-3f + w * (-0x1.bad78ap-5f + w * (0x1.7af7eep-6f +
-              w * (-0x1.149c26p-6f + w * (0x1.bb755p-6f + w * -0x1.bad75p-6f))))));
-    ls_df t = ls_two_prod(x, c);
-    ls_df s = ls_fast_two_sum(x, t.hi);
-    return s.hi + (s.lo + t.lo);
-  }
-  float y = 1.0f;
-  if (a < 10.0f) {
-    float m = -2.0f * a;
-    int32_t n = ls_exp_n(m);
-    ls_df e = ls_exp_pair(m, n);
-    float scale = ls_pow2i(n);
-    float eh = e.hi * scale, el = e.lo * scale;
-    ls_df num = ls_fast_two_sum(1.0f, -eh);
-    ls_df den = ls_fast_two_sum(1.0f, eh);
-    y = ls_df_div(ls_df_of(num.hi, num.lo - el), ls_df_of(den.hi, den.lo + el));
-  }
-  return x < 0.0f ? -y : y;
+  float w = x * x;
+  float c = w * (-0x1.555556p-2f + w * (0x1.11124ap-3f + w * (-0x1.bad78ap-5f + w * (0x1.7af7eep-6f +
+            w * (-0x1.149c26p-6f + w * (0x1.bb755p-6f + w * -0x1.bad75p-6f))))));
+  ls_df t = ls_two_prod(x, c);
+  ls_df s = ls_fast_two_sum(x, t.hi);
+  float near0 = s.hi + (s.lo + t.lo);
+  float m = -2.0f * ls_clamp(a, 0.5f, 10.0f);
+  int32_t n = ls_exp_n(m);
+  ls_df e = ls_exp_pair(m, n);
+  float scale = ls_pow2i(n);
+  float eh = e.hi * scale, el = e.lo * scale;
+  ls_df num = ls_fast_two_sum(1.0f, -eh);
+  ls_df den = ls_fast_two_sum(1.0f, eh);
+  float y = ls_df_div(ls_df_of(num.hi, num.lo - el), ls_df_of(den.hi, den.lo + el));  // 1 from 10 on
+  y = x < 0.0f ? -y : y;
+  y = a < 0.55f ? near0 : y;
+  return a < 0x1p-12f ? x : y;
 }
 
 // sigmoid: with e = e^(-|x|) = E 2^n, 1 / (1 + e) for x >= 0 and E / (1 + e) 2^n below,
 // from pairs.
 FN float ls_sigmoid(float x) {
-  if (x != x) return x + x;
-  float a = x < 0.0f ? x : -x;
-  if (a < -104.0f) return x < 0.0f ? 0.0f : 1.0f;
+  float a = -ls_clamp(ls_fabs(x), 0.0f, 104.0f);
   int32_t n = ls_exp_n(a);
   ls_df e = ls_exp_pair(a, n);
   float scale = ls_pow2i(n < -100 ? -100 : n);  // past 2^-100, 1 + e is 1 to pair precision
   ls_df d = ls_fast_two_sum(1.0f, e.hi * scale);
   d.lo = d.lo + e.lo * scale;
-  if (x < 0.0f) return ls_ldexp(ls_df_div(e, d), n);
-  return ls_df_div(ls_df_of(1.0f, 0.0f), d);
+  int32_t neg = x < 0.0f;
+  return ls_ldexp(ls_df_div(ls_df_of(neg ? e.hi : 1.0f, neg ? e.lo : 0.0f), d), neg ? n : 0);
 }
 
 // erf: x + x R(x^2) below 0.84; C + P(|x| - 1.171875) to 1.5; 1 - e^(-x^2) F(1/|x|) to 4; +-1
 // beyond. The last steps of the first two are exact pairs.
 FN float ls_erf(float x) {
-  if (x != x) return x + x;
   float a = ls_fabs(x);
-  if (a < 0x1p-60f) {
-    float t = x * 0x1p64f;
-    return (t + t * 0x1.06eba8p-3f) * 0x1p-64f;
-  }
-  if (a < 0.84f) {
-    float w = x * x;
-    float c = 0x1.06eba8p-3f + w * (-0x1.81273ep-2f + w * (0x1.ce2c12p-4f + w * (-0x1.b7c4ep-6f +
-              w * (0x1.4fc562p-8f + w * (-0x1.524a08p-11f + w * (-0x1.974ce8p-14f + w * 0x1.3c43aep-14f))))));
-    ls_df t = ls_two_prod(x, c);
-    ls_df s = ls_fast_two_sum(x, t.hi);
-    return s.hi + (s.lo + t.lo);
-  }
-  float y = 1.0f;
-  if (a < 1.5f) {
-    float s = a - 1.171875f;
-    float h = 0x1.24a554p-2f + s * (-0x1.56f1bep-2f + s * (0x1.54c076p-3f + s * (0x1.cf82c6p-7f +
-              s * (-0x1.cf0764p-5f + s * (0x1.2c1b1ap-6f + s * (0x1.cdcb54p-8f + s * (-0x1.8f7112p-8f +
-              s * (0x1.4e2304p-10f + s * 0x1.3111cp-10f))))))));
-    ls_df t = ls_two_prod(s, h);
-    ls_df u = ls_fast_two_sum(0x1.ce1962p-1f, t.hi);
-    y = u.hi + (u.lo + (t.lo + 0x1.81c226p-26f));
-  } else if (a < 4.0f) {
-    float t = 1.0f / a;
-    float f = 0x1.93791ep-18f + t * (0x1.20d404p-1f + t * (-0x1.7a28d4p-12f + t * (-0x1.14069ep-2f +
-              t * (-0x1.c5f98ep-4f + t * (0x1.e9642ap-1f + t * (-0x1.86cffp+0f + t * (0x1.4d8cfap+0f +
-              t * (-0x1.3ab008p-1f + t * 0x1.03ad84p-3f))))))));
-    y = 1.0f - ls_exp(-(a * a)) * f;
-  }
-  return x < 0.0f ? -y : y;
+  float tiny = x * 0x1p64f;
+  tiny = (tiny + tiny * 0x1.06eba8p-3f) * 0x1p-64f;
+  float w = x * x;
+  float c = 0x1.06eba8p-3f + w * (-0x1.81273ep-2f + w * (0x1.ce2c12p-4f + w * (-0x1.b7c4ep-6f +
+            w * (0x1.4fc562p-8f + w * (-0x1.524a08p-11f + w * (-0x1.974ce8p-14f + w * 0x1.3c43aep-14f))))));
+  ls_df t = ls_two_prod(x, c);
+  ls_df s = ls_fast_two_sum(x, t.hi);
+  float near0 = s.hi + (s.lo + t.lo);
+  float d = ls_clamp(a, 0.84f, 1.5f) - 1.171875f;
+  float h = 0x1.24a554p-2f + d * (-0x1.56f1bep-2f + d * (0x1.54c076p-3f + d * (0x1.cf82c6p-7f +
+            d * (-0x1.cf0764p-5f + d * (0x1.2c1b1ap-6f + d * (0x1.cdcb54p-8f + d * (-0x1.8f7112p-8f +
+            d * (0x1.4e2304p-10f + d * 0x1.3111cp-10f))))))));
+  ls_df m = ls_two_prod(d, h);
+  ls_df u = ls_fast_two_sum(0x1.ce1962p-1f, m.hi);
+  float middle = u.hi + (u.lo + (m.lo + 0x1.81c226p-26f));
+  float b = ls_clamp(a, 1.5f, 4.0f);
+  float r = 1.0f / b;
+  float f = 0x1.93791ep-18f + r * (0x1.20d404p-1f + r * (-0x1.7a28d4p-12f + r * (-0x1.14069ep-2f +
+            r * (-0x1.c5f98ep-4f + r * (0x1.e9642ap-1f + r * (-0x1.86cffp+0f + r * (0x1.4d8cfap+0f +
+            r * (-0x1.3ab008p-1f + r * 0x1.03ad84p-3f))))))));
+  float tail = 1.0f - ls_exp(-(b * b)) * f;
+  float y = a < 1.5f ? middle : tail;  // tail: 1 from 4 on
+  y = x < 0.0f ? -y : y;
+  y = a < 0.84f ? near0 : y;
+  return a < 0x1p-60f ? tiny : y;
 }
 
 // log2(x) as a pair, for finite x > 0, to about 2^-36 relative: as ls_log, with s, s^2 and
@@ -226,8 +216,9 @@ FN ls_df ls_log2_pair(float x) {
 // 2^(hi + lo) for |hi| <= 320, |lo| <= 2^-10: hi = k + r, |r| <= 1/2, 2^r = 1 + r ln2 + r^2 Q(r)
 // with r ln2 and 1 + r ln2 as pairs.
 FN float ls_exp2_pair(float hi, float lo) {
-  int32_t k = (int32_t)(hi < 0.0f ? hi - 0.5f : hi + 0.5f);
-  float r = hi - (float)k;
+  float kf = ls_round(hi);
+  int32_t k = (int32_t)kf;
+  float r = hi - kf;
   ls_df rl = ls_two_prod(r, 0x1.62e43p-1f);
   rl.lo = rl.lo + r * -0x1.05c61p-29f;
   float q = r * r * (0x1.ebfbep-3f + r * (0x1.c6b08ep-5f + r * (0x1.3b2a64p-7f + r * (0x1.5d86fp-10f +

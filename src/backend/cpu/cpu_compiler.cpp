@@ -17,7 +17,12 @@ namespace fs = std::filesystem;
 namespace {
 
 // Reproducible float code: no contraction into FMA (same sums on every host), wrapping ints.
-const char* kFlags = "-std=c++17 -O3 -march=native -fopenmp -fPIC -shared -ffp-contract=off -fwrapv -fno-math-errno";
+// -fno-trapping-math: nothing reads the floating-point exception flags, so the compiler may
+// compute both sides of a select, which lets it vectorise loops over the math library
+// (codegen/math_library.h); it changes no value (no reassociation, contraction or finite-only
+// assumptions come with it).
+const char* kFlags =
+    "-std=c++17 -O3 -march=native -fopenmp -fPIC -shared -ffp-contract=off -fno-trapping-math -fwrapv -fno-math-errno";
 
 std::vector<std::string> compiler() {
   const char* c = std::getenv("LOCKSTEP_CXX");

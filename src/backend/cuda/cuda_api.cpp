@@ -68,6 +68,7 @@ const DriverLoad& load_driver() {
         library_symbol(d.cuGraphLaunch, "cuGraphLaunch"),
         library_symbol(d.cuGraphDestroy, "cuGraphDestroy"),
         library_symbol(d.cuGraphExecDestroy, "cuGraphExecDestroy"),
+        library_symbol(d.cuGraphExecUpdate, "cuGraphExecUpdate_v2"),
         library_symbol(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
         library_symbol(d.cuModuleGetGlobal, "cuModuleGetGlobal_v2"),
         library_symbol(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2")});

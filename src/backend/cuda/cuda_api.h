@@ -18,6 +18,11 @@ using CUevent = struct CUevent_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 using CUhostFn = void (*)(void*);
+using CUgraphNode = struct CUgraphNode_st*;
+struct CUgraphExecUpdateResultInfo {
+  int result;
+  CUgraphNode errorNode, errorFromNode;
+};
 using nvrtcProgram = struct _nvrtcProgram*;
 using nvrtcResult = int;
 
@@ -83,6 +88,7 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphExecUpdate)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*);
 };
 
 struct Nvrtc {

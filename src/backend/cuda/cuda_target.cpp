@@ -89,11 +89,12 @@ class CudaDevice : public Device {
     module_ = load_module(gpu_, code, names, sizes);
     plan_ = &plan;
     limits_.clear();
+    params_.clear();  // the same at every length: walking the kernels for them is most of a bind
+    for (const kir::Kernel& k : plan.kernels) params_.push_back(codegen::kernel_params(k));
   }
 
   void bind(const std::vector<DevicePtr>& address) override {
-    gpu_.make_current();
-    drop_graph();
+    gpu_.make_current();  // the graph stays: the next capture updates it in place
     launches_.clear();
     if (limits_.empty())  // per compiled function: a symbolic program binds every new length
       for (size_t k = 0; k < plan_->kernels.size(); ++k) limits_.push_back(function_limits(api(), module_->functions[k]));
@@ -104,7 +105,7 @@ class CudaDevice : public Device {
       l.empty = kern.schedule.threads == 0;
       l.shape = launch_shape(kern.schedule.threads, static_cast<int>(kern.schedule.group), gpu_.limits());
       validate_launch(kern, l.shape, limits_[k], gpu_.limits());
-      for (int b : codegen::kernel_params(kern)) l.args.push_back(address[b]);
+      for (int b : params_[k]) l.args.push_back(address[b]);
       launches_.push_back(std::move(l));
     }
     for (Launch& l : launches_)  // after the moves: params point into each launch's own args
@@ -166,14 +167,20 @@ class CudaDevice : public Device {
   }
   bool begin_capture() override {
     gpu_.make_current();
-    drop_graph();
     check(api().cuStreamBeginCapture(stream_, kCaptureThreadLocal), "cuStreamBeginCapture");
     return true;
   }
+  // A graph of the same shape (a symbolic program at another length: new grids and
+  // addresses) updates the instantiated one in place, which costs far less than a new one.
   void end_capture() override {
     CUgraph graph = nullptr;
     check(api().cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
-    CUresult r = api().cuGraphInstantiateWithFlags(&exec_, graph, 0);
+    CUgraphExecUpdateResultInfo info{};
+    CUresult r = 0;
+    if (!exec_ || api().cuGraphExecUpdate(exec_, graph, &info) != 0) {
+      drop_graph();
+      r = api().cuGraphInstantiateWithFlags(&exec_, graph, 0);
+    }
     api().cuGraphDestroy(graph);
     check(r, "cuGraphInstantiate");
   }
@@ -195,6 +202,7 @@ class CudaDevice : public Device {
   const kir::Plan* plan_ = nullptr;
   std::vector<Launch> launches_;
   std::vector<FunctionLimits> limits_;  // of each function of the loaded module
+  std::vector<std::vector<int>> params_;  // each kernel's buffer arguments
   CUgraphExec exec_ = nullptr;
 };
 

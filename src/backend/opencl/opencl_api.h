@@ -31,6 +31,7 @@ enum : cl_uint {
   kPlatformVersion = 0x0901,
   kPlatformName = 0x0902,
   kPlatformVendor = 0x0903,
+  kDeviceType = 0x1000,
   kDeviceMaxComputeUnits = 0x1002,
   kDeviceMaxWorkGroupSize = 0x1004,
   kDeviceMaxMemAllocSize = 0x1010,
@@ -54,6 +55,7 @@ enum : cl_uint {
   kBufferCreateTypeRegion = 0x1220,
   kProfilingCommandEnd = 0x1283,
 };
+constexpr cl_bitfield kDeviceTypeGpu = 1 << 2;
 constexpr cl_bitfield kDeviceTypeAll = 0xFFFFFFFF;
 constexpr cl_bitfield kMemReadWrite = 1 << 0;
 constexpr cl_bitfield kQueueProfilingEnable = 1 << 1;

@@ -107,14 +107,17 @@ class ClDevice : public Device {
     program_ = shared_program(c_, code);
     plan_ = &plan;
     check_plan_info(plan);
-    for (const kir::Kernel& k : plan.kernels) launches_.push_back({make_kernel(k.name), 0, 0});
+    for (const kir::Kernel& k : plan.kernels) {
+      launches_.push_back({make_kernel(k.name), 0, 0});
+      params_.push_back(codegen::kernel_params(k));  // the same at every length of a symbolic plan
+    }
   }
 
   void bind(const std::vector<DevicePtr>& address) override {
     for (size_t k = 0; k < plan_->kernels.size(); ++k) {
       const kir::Kernel& kern = plan_->kernels[k];
       Launch& l = launches_[k];
-      std::vector<int> params = codegen::kernel_params(kern);
+      const std::vector<int>& params = params_[k];
       for (size_t a = 0; a < params.size(); ++a) {
         auto [mem, at] = resolve(address[params[a]], 0);
         cl_ulong offset = at;
@@ -255,6 +258,7 @@ class ClDevice : public Device {
   void release_kernels() {
     for (Launch& l : launches_) a_.clReleaseKernel(l.kernel);
     launches_.clear();
+    params_.clear();
     program_.reset();
   }
 
@@ -267,6 +271,7 @@ class ClDevice : public Device {
   std::shared_ptr<SharedProgram> program_;
   const kir::Plan* plan_ = nullptr;
   std::vector<Launch> launches_;
+  std::vector<std::vector<int>> params_;  // each kernel's buffers, in argument order
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "backend/opencl/opencl_platform.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,7 @@ DeviceInfo describe_device(const Api& a, cl_platform_id p, cl_device_id d) {
   i.local_bytes = device_value<cl_ulong>(a, d, kDeviceLocalMemSize);
   i.max_alloc = device_value<cl_ulong>(a, d, kDeviceMaxMemAllocSize);
   i.max_parameter_bytes = device_value<size_t>(a, d, kDeviceMaxParameterSize);
+  i.gpu = device_value<cl_bitfield>(a, d, kDeviceType) & kDeviceTypeGpu;
   i.fp64 = (" " + i.extensions + " ").find(" cl_khr_fp64 ") != std::string::npos;
   i.correctly_rounded_divide_sqrt = device_value<cl_bitfield>(a, d, kDeviceSingleFpConfig) & kFpCorrectlyRoundedDivideSqrt;
   return i;
@@ -85,6 +87,7 @@ const Listing& listing() {
       a->clGetDeviceIDs(p, kDeviceTypeAll, m, ds.data(), nullptr);
       for (cl_device_id d : ds) r.devices.push_back(describe_device(*a, p, d));
     }
+    std::stable_partition(r.devices.begin(), r.devices.end(), [](const DeviceInfo& d) { return d.gpu; });
     if (r.devices.empty()) r.why = "the OpenCL platforms installed list no device";
     return r;
   }();
@@ -99,7 +102,7 @@ std::string DeviceInfo::identity() const {
 }
 
 std::string DeviceInfo::describe() const {
-  return platform_name + ": " + name + " (" + version + ", driver " + driver + (fp64 ? ", fp64" : ", no fp64") + ")";
+  return platform_name + ": " + name + (gpu ? " (GPU, " : " (") + version + ", driver " + driver + (fp64 ? ", fp64" : ", no fp64") + ")";
 }
 
 const std::vector<DeviceInfo>& devices(std::string* why) {

@@ -1,6 +1,6 @@
 // OpenCL platforms and devices as this machine's ICD loader lists them, and one context per
 // device shared by the compiler and every program on it. `--device N` numbers the devices of
-// all platforms in the loader's order.
+// all platforms, GPUs first (so device 0 is a GPU where there is one), else in the loader's order.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,6 +18,7 @@ struct DeviceInfo {
   cl_ulong local_bytes = 0;     // local memory per group
   cl_ulong max_alloc = 0;       // bytes of one buffer
   size_t max_parameter_bytes = 0;
+  bool gpu = false;
   bool fp64 = false;
   bool correctly_rounded_divide_sqrt = false;
   // Everything that decides the bytes a build produces: part of the kernel cache key.

@@ -35,6 +35,9 @@ struct GpuDialect : CDialect {
   std::string device_global;     // qualifier of the epilogue's globals the runtime reads; ""
                                  // where there are none (OpenCL 1.2): a kernel writes them instead
   std::string constant_space;    // program-scope constant data: "__constant"
+  // Parameters of ls_plan_info where a scalar cannot be a kernel parameter (MSL: a reference
+  // into a bound buffer); "": WRITTEN_SPACE int64_t* out, const int64_t room.
+  std::string plan_info_params;
   // Buffers are handles, not addresses (OpenCL's cl_mem): each buffer parameter "bN_base" is
   // followed by its byte offset "bN_at", and the kernel forms bN from the two.
   bool offset_params = false;

@@ -134,9 +134,11 @@ std::string GpuPrinter::epilogue(const Plan& p) const {
            ";\n" + g_.device_global + " int ls_buffer_count = " + count + ";\n";
   // No program-scope globals the host can read: one work item copies them out, count first,
   // never past the `room` the runtime gives (a stale program may list more buffers).
+  std::string params =
+      g_.plan_info_params.empty() ? g_.written_space + "int64_t* out, const int64_t room" : g_.plan_info_params;
   return head + g_.constant_space + " int64_t ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) +
-         ";\n" + g_.kernel_qualifier + " ls_plan_info(" + g_.written_space + "int64_t* out, const int64_t room) {\n  out[0] = " +
-         count + ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";
+         ";\n" + g_.kernel_qualifier + " ls_plan_info(" + params + ") {\n  out[0] = " + count +
+         ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";
 }
 
 std::string GpuPrinter::program(const Plan& p) const {

@@ -1,0 +1,372 @@
+#include "backend/metal/metal_device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "codegen/gpu_printer.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "runtime/kernel_cache.h"
+
+namespace lockstep::metal {
+
+namespace {
+
+constexpr DevicePtr kFirstAddress = DevicePtr{1} << 32;  // 0 stays "nowhere"
+constexpr DevicePtr kAddressStep = DevicePtr{1} << 20;   // allocations never touch
+constexpr size_t kMaxGroups = size_t{1} << 20;           // a grid-stride loop covers the rest
+constexpr size_t kByteGroup = 256;
+
+using BufferP = std::shared_ptr<MetalBuffer>;
+
+std::string sha(const std::string& s) { return sha256_hex(s.data(), s.size()); }
+
+class DriverCompiler : public CodeCompiler {
+ public:
+  explicit DriverCompiler(MetalDriver* d) : d_(d) {}
+  std::string identity() override { return d_ ? d_->compiler_identity() : "MSL source, unbuilt: no Metal compiler here"; }
+  std::string compile(const std::string& source) override { return d_ ? d_->build(source) : source; }
+
+ private:
+  MetalDriver* d_;
+};
+
+// Staging buffers by host address: the staging pool outlives the device that made them.
+struct HostBuffers {
+  std::mutex mu;
+  std::map<const unsigned char*, BufferP> by_data;
+};
+HostBuffers& host_buffers() {
+  static auto* h = new HostBuffers;
+  return *h;
+}
+
+// The staging buffer holding [p, p + bytes), and p's offset in it; null when there is none.
+std::pair<BufferP, size_t> staged(const void* p, size_t bytes) {
+  auto* at = static_cast<const unsigned char*>(p);
+  HostBuffers& h = host_buffers();
+  std::lock_guard<std::mutex> lock(h.mu);
+  auto it = h.by_data.upper_bound(at);
+  if (it == h.by_data.begin()) return {nullptr, 0};
+  --it;
+  size_t off = static_cast<size_t>(at - it->first);
+  if (off + bytes > it->second->length()) return {nullptr, 0};
+  return {it->second, off};
+}
+
+// Libraries and pipelines by content (the code's SHA-256, and the function's name), shared by
+// every device of the process while one holds them.
+std::shared_ptr<MetalLibrary> library_of(MetalDriver& d, const std::string& code) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<MetalLibrary>> built;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = built[d.key() + "/" + sha(code)];
+  std::shared_ptr<MetalLibrary> lib = slot.lock();
+  if (!lib) slot = lib = d.library(code);
+  return lib;
+}
+
+std::shared_ptr<MetalPipeline> pipeline_of(MetalDriver& d, MetalLibrary& lib, const std::string& code_sha,
+                                           const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<MetalPipeline>> made;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = made[d.key() + "/" + code_sha + "/" + name];
+  std::shared_ptr<MetalPipeline> p = slot.lock();
+  if (!p) slot = p = lib.pipeline(name);
+  return p;
+}
+
+// Byte copies and fills for blits macOS refuses (offsets or size not multiples of 4).
+constexpr const char* kByteKernels = R"(// lockstep's byte copies and fills, where a blit's offsets or size are not multiples of 4.
+#include <metal_stdlib>
+using namespace metal;
+kernel void ls_copy_bytes(device uchar* to [[buffer(0)]], device const uchar* from [[buffer(1)]], constant ulong* n [[buffer(2)]],
+                          uint i [[thread_position_in_grid]], uint all [[threads_per_grid]]) {
+  for (ulong k = i; k < n[0]; k += all) to[k] = from[k];
+}
+kernel void ls_fill_bytes(device uchar* to [[buffer(0)]], constant ulong* n [[buffer(1)]],
+                          uint i [[thread_position_in_grid]], uint all [[threads_per_grid]]) {
+  for (ulong k = i; k < n[0]; k += all) to[k] = (uchar)n[1];
+}
+)";
+
+std::shared_ptr<MetalLibrary> byte_kernels(MetalDriver& d, const std::string& target) {
+  DriverCompiler c(&d);
+  return library_of(d, cached_code(c, {target, kByteKernels, true, nullptr})->bytes);
+}
+
+class BufferFence : public Fence {
+ public:
+  explicit BufferFence(std::shared_ptr<MetalCommandBuffer> cb) : cb_(std::move(cb)) {}
+  void wait() override {
+    if (cb_) cb_->wait_until_completed();
+  }
+
+ private:
+  std::shared_ptr<MetalCommandBuffer> cb_;
+};
+
+struct Launch {
+  std::shared_ptr<MetalPipeline> pipeline;
+  std::vector<Binding> bindings;
+  size_t groups = 0, threads = 0;  // 0 groups: nothing to launch
+};
+
+class MtlDevice : public Device {
+ public:
+  MtlDevice(MetalDriver& d, std::string target) : d_(d), target_(std::move(target)), q_(d.new_queue()) {
+    dummy_ = d_.new_buffer(16);
+  }
+  ~MtlDevice() override {
+    try {
+      synchronize();
+    } catch (...) {  // the error was the last run's to report
+    }
+  }
+  std::string key() const override { return d_.key(); }
+
+  void load(const std::string& code, const kir::Plan& plan) override;
+  void bind(const std::vector<DevicePtr>& address) override;
+
+  DevicePtr allocate(size_t bytes) override {
+    DevicePtr at = next_;
+    next_ += (std::max<size_t>(bytes, 1) + kAddressStep - 1) / kAddressStep * kAddressStep + kAddressStep;
+    allocs_[at] = d_.new_buffer(std::max<size_t>(bytes, 1));
+    return at;
+  }
+  void free(DevicePtr p) override { allocs_.erase(p); }  // queued work keeps its buffers alive
+
+  HostBlock host_alloc(size_t bytes) override {
+    BufferP b = d_.new_buffer(std::max<size_t>(bytes, 1));
+    {
+      HostBuffers& h = host_buffers();
+      std::lock_guard<std::mutex> lock(h.mu);
+      h.by_data[b->contents()] = b;
+    }
+    return {b->contents(), bytes, [](unsigned char* data) {
+              HostBuffers& h = host_buffers();
+              std::lock_guard<std::mutex> lock(h.mu);
+              h.by_data.erase(data);
+            }};
+  }
+  void host_write(HostBlock& block, const void* src, size_t bytes) override {
+    auto [b, at] = staged(block.data, bytes);
+    if (b) b->write(at, src, bytes);
+    else Device::host_write(block, src, bytes);
+  }
+
+  void upload(DevicePtr dst, const void* src, size_t bytes) override {
+    if (!bytes) return;
+    auto [to, to_at] = resolve(dst, bytes);
+    auto [from, from_at] = staged(src, bytes);
+    if (!from) {  // not a staging block: its bytes are copied now
+      from = d_.new_buffer(bytes);
+      from->write(0, src, bytes);
+      from_at = 0;
+    }
+    blit(from, from_at, to, to_at, bytes);
+  }
+  void download(void* dst, DevicePtr src, size_t bytes) override {
+    if (!bytes) return;
+    auto [from, at] = resolve(src, bytes);
+    BufferP back = d_.new_buffer(bytes);
+    blit(from, at, back, 0, bytes);
+    reads_.push_back({dst, back, bytes});
+  }
+  void copy(DevicePtr dst, DevicePtr src, size_t bytes) override {
+    if (!bytes) return;
+    auto [to, to_at] = resolve(dst, bytes);
+    auto [from, from_at] = resolve(src, bytes);
+    blit(from, from_at, to, to_at, bytes);
+  }
+  void fill(DevicePtr dst, unsigned char byte, size_t bytes) override;
+  void launch(int k) override {
+    const Launch& l = launches_[static_cast<size_t>(k)];
+    if (l.groups) open().dispatch(l.pipeline, l.bindings, l.groups, l.threads);
+  }
+  std::shared_ptr<Fence> fence() override {
+    commit();
+    return std::make_shared<BufferFence>(last_);
+  }
+  void synchronize() override;
+
+ private:
+  struct Read {
+    void* dst;
+    BufferP from;
+    size_t bytes;
+  };
+
+  MetalCommandBuffer& open() {
+    if (!open_) open_ = q_->command_buffer();
+    return *open_;
+  }
+  void commit() {
+    if (!open_) return;
+    open_->commit();
+    committed_.push_back(open_);
+    last_ = std::move(open_);
+    open_.reset();
+  }
+  std::pair<BufferP, size_t> resolve(DevicePtr p, size_t bytes) const;
+  void blit(const BufferP& from, size_t from_at, const BufferP& to, size_t to_at, size_t bytes);
+  void bytes_kernel(const char* name, std::vector<Binding> b, size_t n, uint64_t value);
+  void check_plan_info(const kir::Plan& plan);
+  void validate(const kir::Kernel& k, const Launch& l) const;
+  std::string nodes_of(const std::string& error) const;
+
+  MetalDriver& d_;
+  std::string target_;
+  std::unique_ptr<MetalQueue> q_;
+  BufferP dummy_;  // bound where the plan has a buffer nowhere (0 bytes)
+  std::map<DevicePtr, BufferP> allocs_;
+  DevicePtr next_ = kFirstAddress;
+  std::shared_ptr<MetalCommandBuffer> open_, last_;
+  std::vector<std::shared_ptr<MetalCommandBuffer>> committed_;  // not yet checked for errors
+  std::vector<Read> reads_;
+  std::shared_ptr<MetalLibrary> library_, bytes_;
+  std::string code_sha_;
+  const kir::Plan* plan_ = nullptr;
+  std::vector<Launch> launches_;
+};
+
+std::pair<BufferP, size_t> MtlDevice::resolve(DevicePtr p, size_t bytes) const {
+  auto it = allocs_.upper_bound(p);
+  if (it != allocs_.begin()) {
+    --it;
+    size_t at = static_cast<size_t>(p - it->first);
+    if (p >= it->first && at <= it->second->length() && bytes <= it->second->length() - at) return {it->second, at};
+  }
+  throw InternalError("internal: " + target_ + ": address " + std::to_string(p) + " (+" + std::to_string(bytes) +
+                      " bytes) is in no allocation");
+}
+
+void MtlDevice::blit(const BufferP& from, size_t from_at, const BufferP& to, size_t to_at, size_t bytes) {
+  if (from_at % 4 == 0 && to_at % 4 == 0 && bytes % 4 == 0) return open().copy(from, from_at, to, to_at, bytes);
+  bytes_kernel("ls_copy_bytes", {{to, to_at, bytes}, {from, from_at, bytes}}, bytes, 0);
+}
+
+void MtlDevice::fill(DevicePtr dst, unsigned char byte, size_t bytes) {
+  if (!bytes) return;
+  auto [to, at] = resolve(dst, bytes);
+  if (at % 4 == 0 && bytes % 4 == 0) return open().fill(to, at, bytes, byte);
+  bytes_kernel("ls_fill_bytes", {{to, at, bytes}}, bytes, byte);
+}
+
+// One of kByteKernels over `n` bytes; its last binding holds n and `value`.
+void MtlDevice::bytes_kernel(const char* name, std::vector<Binding> b, size_t n, uint64_t value) {
+  if (!bytes_) bytes_ = byte_kernels(d_, target_);
+  BufferP args = d_.new_buffer(2 * sizeof(uint64_t));
+  uint64_t words[2] = {n, value};
+  args->write(0, words, sizeof words);
+  b.push_back({args, 0, sizeof words});
+  size_t groups = std::min((n + kByteGroup - 1) / kByteGroup, kMaxGroups);
+  open().dispatch(pipeline_of(d_, *bytes_, "bytes", name), b, groups, kByteGroup);
+}
+
+void MtlDevice::load(const std::string& code, const kir::Plan& plan) {
+  synchronize();
+  launches_.clear();
+  library_ = library_of(d_, code);
+  code_sha_ = sha(code);
+  plan_ = &plan;
+  check_plan_info(plan);
+  for (const kir::Kernel& k : plan.kernels) launches_.push_back({pipeline_of(d_, *library_, code_sha_, k.name), {}, 0, 0});
+}
+
+// The library must be the one built for this plan: a wrong one would index past buffers.
+void MtlDevice::check_plan_info(const kir::Plan& plan) {
+  size_t n = plan.buffers.size() + 1;
+  BufferP out = d_.new_buffer(n * sizeof(int64_t)), room = d_.new_buffer(sizeof(int64_t));
+  auto count = static_cast<int64_t>(n);
+  room->write(0, &count, sizeof count);
+  open().dispatch(pipeline_of(d_, *library_, code_sha_, "ls_plan_info"),
+                  {{out, 0, n * sizeof(int64_t)}, {room, 0, sizeof count}}, 1, 1);
+  synchronize();
+  std::vector<int64_t> got(n), want = {static_cast<int64_t>(plan.buffers.size())};
+  std::memcpy(got.data(), out->contents(), n * sizeof(int64_t));
+  for (const kir::Buffer& b : plan.buffers) want.push_back(b.module_bytes());
+  if (got != want)
+    throw Error(target_ + ": the kernel cache returned a library built for a different plan (" + std::to_string(got[0]) +
+                " buffers, this plan has " + std::to_string(plan.buffers.size()) + "): a stale cache entry");
+}
+
+void MtlDevice::bind(const std::vector<DevicePtr>& address) {
+  for (size_t k = 0; k < plan_->kernels.size(); ++k) {
+    const kir::Kernel& kern = plan_->kernels[k];
+    Launch& l = launches_[k];
+    l.bindings.clear();
+    for (int b : codegen::kernel_params(kern)) {
+      size_t bytes = plan_->buffers[static_cast<size_t>(b)].bytes();
+      if (!address[static_cast<size_t>(b)]) {
+        l.bindings.push_back({dummy_, 0, 0});
+        continue;
+      }
+      auto [buf, at] = resolve(address[static_cast<size_t>(b)], bytes);
+      l.bindings.push_back({buf, at, bytes});
+    }
+    l.threads = static_cast<size_t>(kern.schedule.group);
+    size_t groups = (static_cast<size_t>(kern.schedule.threads) + std::max<size_t>(l.threads, 1) - 1) / std::max<size_t>(l.threads, 1);
+    l.groups = kern.schedule.threads == 0 ? 0 : std::clamp<size_t>(groups, 1, kMaxGroups);
+    validate(kern, l);
+  }
+}
+
+void MtlDevice::validate(const kir::Kernel& k, const Launch& l) const {
+  std::string why;
+  size_t pipeline_max = l.pipeline->max_total_threads_per_threadgroup();
+  size_t memory = l.pipeline->static_threadgroup_memory_length();
+  if (l.threads < 1) why = "an empty threadgroup";
+  else if (l.threads > d_.max_threads_per_threadgroup())
+    why = std::to_string(l.threads) + " threads per threadgroup, the device allows " + std::to_string(d_.max_threads_per_threadgroup());
+  else if (l.threads > pipeline_max)
+    why = std::to_string(l.threads) + " threads per threadgroup, the pipeline allows " + std::to_string(pipeline_max);
+  else if (memory > d_.max_threadgroup_memory_length())
+    why = std::to_string(memory) + " bytes of threadgroup memory, the device has " + std::to_string(d_.max_threadgroup_memory_length());
+  if (why.empty()) return;
+  std::string nodes;
+  for (size_t i = 0; i < k.nodes.size(); ++i) nodes += (i ? ", " : "") + k.nodes[i];
+  throw Error(target_ + ": kernel " + k.name + " (ONNX nodes: " + (nodes.empty() ? "none" : nodes) +
+              ") cannot be launched: it needs " + why);
+}
+
+// The ONNX nodes of the kernel an error names ("kernel k3: ..."), for the message.
+std::string MtlDevice::nodes_of(const std::string& error) const {
+  if (!plan_) return "";
+  for (const kir::Kernel& k : plan_->kernels) {
+    if (error.rfind("kernel " + k.name + ":", 0) != 0) continue;
+    std::string nodes;
+    for (size_t i = 0; i < k.nodes.size(); ++i) nodes += (i ? ", " : "") + k.nodes[i];
+    return " (ONNX nodes: " + (nodes.empty() ? std::string("none") : nodes) + ")";
+  }
+  return "";
+}
+
+// Commits what is open, waits for every committed command buffer, reports the first that
+// failed, then hands the downloads their bytes.
+void MtlDevice::synchronize() {
+  commit();
+  std::string failed;
+  for (const auto& cb : committed_) {
+    cb->wait_until_completed();
+    if (failed.empty() && cb->status() == MetalCommandBuffer::Status::Error) failed = cb->error();
+  }
+  committed_.clear();
+  std::vector<Read> reads = std::move(reads_);
+  reads_.clear();
+  if (!failed.empty()) throw Error(target_ + ": " + failed + nodes_of(failed));
+  for (const Read& r : reads) std::memcpy(r.dst, r.from->contents(), r.bytes);
+}
+
+}  // namespace
+
+std::unique_ptr<Device> make_device(MetalDriver& d, const std::string& target) {
+  return std::make_unique<MtlDevice>(d, target);
+}
+
+std::unique_ptr<CodeCompiler> make_compiler(MetalDriver* d) { return std::make_unique<DriverCompiler>(d); }
+
+}  // namespace lockstep::metal

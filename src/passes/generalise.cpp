@@ -47,16 +47,22 @@ std::vector<std::string> graph_symbols(const Graph& g) {
   return names;
 }
 
+int symbol_index(const Graph& g, size_t k, size_t d, const std::vector<std::string>& symbols) {
+  const std::vector<Dim>& declared = g.values[g.inputs[k]].declared;
+  if (d >= declared.size() || declared[d].known()) return -1;
+  auto it = std::find(symbols.begin(), symbols.end(), declared[d].symbol);
+  return it == symbols.end() ? -1 : static_cast<int>(it - symbols.begin());
+}
+
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& types,
                                    const std::vector<std::string>& symbols, std::vector<std::string>* where) {
   std::vector<int64_t> values(symbols.size(), -1);
   std::vector<std::string> from(symbols.size());
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     const Value& val = g.values[g.inputs[k]];
-    for (size_t d = 0; d < val.declared.size() && d < types[k].dims.size(); ++d) {
-      auto it = std::find(symbols.begin(), symbols.end(), val.declared[d].symbol);
-      if (val.declared[d].known() || it == symbols.end()) continue;
-      size_t j = static_cast<size_t>(it - symbols.begin());
+    for (size_t d = 0; d < types[k].dims.size(); ++d) {
+      int j = symbol_index(g, k, d, symbols);
+      if (j < 0) continue;
       int64_t n = types[k].dims[d];
       std::string here = "input '" + val.name + "' axis " + std::to_string(d);
       if (values[j] >= 0 && values[j] != n)
@@ -93,13 +99,9 @@ std::vector<std::vector<int64_t>> probe_values(size_t n) {
 Specialisation at(const Graph& g, const Specialisation& like, const std::vector<std::string>& symbols,
                   const std::vector<int64_t>& values) {
   Specialisation s = like;
-  for (size_t k = 0; k < g.inputs.size(); ++k) {
-    const Value& val = g.values[g.inputs[k]];
-    for (size_t d = 0; d < val.declared.size() && d < s.types[k].dims.size(); ++d) {
-      auto it = std::find(symbols.begin(), symbols.end(), val.declared[d].symbol);
-      if (!val.declared[d].known() && it != symbols.end()) s.types[k].dims[d] = values[it - symbols.begin()];
-    }
-  }
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    for (size_t d = 0; d < s.types[k].dims.size(); ++d)
+      if (int j = symbol_index(g, k, d, symbols); j >= 0) s.types[k].dims[d] = values[j];
   return s;
 }
 

@@ -43,6 +43,9 @@ struct SymbolicPlan {
 // The named symbolic dims of the graph's inputs, in order of first appearance.
 std::vector<std::string> graph_symbols(const Graph& g);
 
+// Which of `symbols` axis d of graph input k is declared as; -1 for a fixed or unnamed axis.
+int symbol_index(const Graph& g, size_t k, size_t d, const std::vector<std::string>& symbols);
+
 // The symbol values of these input types (types in g.inputs order), and in `where` the input
 // and axis each was read from. Throws Error naming both inputs when one symbol has two sizes.
 std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& types,

@@ -119,12 +119,8 @@ bool CompiledProgram::fits_symbolic(const std::vector<TypeInfo>& types) const {
   for (size_t k = 0; k < types.size(); ++k) {
     const TypeInfo& want = sym_like_.types[k];
     if (types[k].dtype != want.dtype || types[k].dims.size() != want.dims.size()) return false;
-    const std::vector<Dim>& declared = graph_.values[graph_.inputs[k]].declared;
-    for (size_t d = 0; d < want.dims.size(); ++d) {
-      bool symbol = d < declared.size() && !declared[d].known() &&
-                    std::find(names.begin(), names.end(), declared[d].symbol) != names.end();
-      if (!symbol && types[k].dims[d] != want.dims[d]) return false;
-    }
+    for (size_t d = 0; d < want.dims.size(); ++d)
+      if (symbol_index(graph_, k, d, names) < 0 && types[k].dims[d] != want.dims[d]) return false;
   }
   return true;
 }

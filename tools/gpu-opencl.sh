@@ -19,9 +19,12 @@ LS="$BIN/lockstep"
 declare -a ROWS
 row() { ROWS+=("$(printf '%-40s %-6s %s' "$1" "$2" "$3")"); }
 
-if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p | grep -q libnvidia-opencl.so.1; then
-  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  lib=$(ldconfig -p | awk '/libnvidia-opencl\.so\.1/ { print $NF; exit }')
+  [ -n "$lib" ] || lib=$(find /usr/lib /usr/lib64 /usr/local /lib -name 'libnvidia-opencl.so.1*' 2>/dev/null | head -1)
+  if [ -n "$lib" ]; then mkdir -p /etc/OpenCL/vendors && echo "$lib" >/etc/OpenCL/vendors/nvidia.icd; fi
 fi
+{ ls -l /etc/OpenCL/vendors; cat /etc/OpenCL/vendors/*.icd; } >"$LOG/icd.log" 2>&1
 "$LS" info --targets >"$LOG/info.log" 2>&1
 dev=$(grep -m1 -- '--device 0:' "$LOG/info.log" | sed 's/.*--device 0: //')
 grep -A1 '^opencl:' "$LOG/info.log" | grep -q 'runs here' && st=pass || st=FAIL
@@ -69,6 +72,15 @@ for t in cuda opencl; do
   c=$(grep -m1 '^compile:' "$LOG/bench_$t.log" | awk '{print $2, $3}')
   row "bench decoder $t" "info" "$m per run, compile $c, $s"
 done
+
+# One math library, one order of float32 operations: the same bytes on every target.
+shas=""
+for t in cpu cuda opencl metal-sim; do
+  s=$("$LS" run "$WORK/decoder.onnx" --target "$t" --seed-inputs vits 2>&1 | grep -o 'sha256=[0-9a-f]*' | head -1 | cut -c8-23)
+  shas="$shas $t=${s:-none}"
+done
+[ "$(echo "$shas" | tr ' ' '\n' | grep = | cut -d= -f2 | sort -u | wc -l)" = 1 ] && st=pass || st=differ
+row "decoder bytes across targets" "$st" "$shas"
 
 grep -h '^\[  FAILED  \]\|Failure$' -A3 "$LOG"/gtest_*.log | head -40 >"$LOG/failures.txt"
 if [ -s "$LOG/failures.txt" ]; then echo "== failures"; cat "$LOG/failures.txt"; fi

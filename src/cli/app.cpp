@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add("bisect", "Find where a target diverges: runtime stage, ONNX node, pass application", add_bisect);
   add("reduce", "Shrink a diverging model to a minimal repro bundle (delta debugging over nodes)", add_reduce);
   add("bench", "Time a compiled model on a target, end to end and per kernel", add_bench);
+  add("ulp", "Measure each target's float32 exp, log, tanh, erf, pow, sigmoid in ulp against the reference", add_ulp);
   try {
     try {
       app.parse(argc, argv);

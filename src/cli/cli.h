@@ -28,6 +28,7 @@ Action add_check(CLI::App& app);
 Action add_bisect(CLI::App& app);
 Action add_reduce(CLI::App& app);
 Action add_bench(CLI::App& app);
+Action add_ulp(CLI::App& app);
 
 // --- Shared by check, bisect and reduce (cmd_check.cpp). ---
 // A model file, or a folder in ONNX's backend-test layout (model.onnx, test_data_set_0/

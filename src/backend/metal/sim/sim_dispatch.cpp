@@ -38,18 +38,19 @@ struct Run {
   }
 };
 
-// The binding, copy or buffer a faulting address lies against.
+// "at byte 16 of buffer(0), which has 16 bytes bound": the copy or buffer an address lies against.
 std::string locate(const SimPipeline& p, const std::vector<Binding>& b,
                    const std::vector<std::unique_ptr<Guarded>>& copies, uintptr_t addr) {
+  int64_t at = 0;
   for (size_t i = 0; i < copies.size(); ++i)
-    if (copies[i])
-      if (std::string at = copies[i]->locate(addr); !at.empty())
-        return at + " of buffer(" + std::to_string(i) + ") (" + std::to_string(b[i].bytes) + " bytes bound)";
+    if (copies[i] && copies[i]->locate(addr, &at))
+      return "at byte " + std::to_string(at) + " of buffer(" + std::to_string(i) + "), which has " +
+             std::to_string(b[i].bytes) + " bytes bound";
   for (size_t i = 0; i < b.size() && i < kIndices; ++i)
     if (const SimBuffer* s = p.access()[i] == '-' ? nullptr : sim_buffer(b[i]))
-      if (std::string at = s->memory().locate(addr); !at.empty())
-        return at + " of the MTLBuffer bound at buffer(" + std::to_string(i) + ") (" + std::to_string(s->length()) +
-               " bytes)";
+      if (s->memory().locate(addr, &at))
+        return "at byte " + std::to_string(at) + " of the MTLBuffer bound at buffer(" + std::to_string(i) +
+               "), which has " + std::to_string(s->length()) + " bytes";
   char hex[32];
   std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(addr));
   return std::string("at address ") + hex + ", in no buffer bound to it";
@@ -109,9 +110,9 @@ std::string run_dispatch(const SimPipeline& p, const std::vector<Binding>& b, si
   if (r.rc) return "kernel " + p.name() + ": " + error;
   for (size_t i = 0; i < kIndices; ++i) {
     if (!copies[i]) continue;
-    if (std::string w = copies[i]->slack_written(); !w.empty())
-      return "kernel " + p.name() + ": " + w + " of buffer(" + std::to_string(i) + ") (" + std::to_string(b[i].bytes) +
-             " bytes bound)";
+    if (int64_t at = 0; copies[i]->slack_written(&at))
+      return "kernel " + p.name() + ": a write at byte " + std::to_string(at) + " of buffer(" + std::to_string(i) +
+             "), which has " + std::to_string(b[i].bytes) + " bytes bound";
     if (p.access()[i] == 'w') std::memcpy(b[i].buffer->contents() + b[i].offset, copies[i]->data(), b[i].bytes);
   }
   return "";

@@ -68,22 +68,20 @@ Guarded::Guarded(size_t bytes, Place p) : page_(page_size()), bytes_(bytes) {
 
 Guarded::~Guarded() { munmap(map_, map_bytes_); }
 
-std::string Guarded::locate(uintptr_t addr) const {
-  auto a = reinterpret_cast<uintptr_t>(data_), end = a + bytes_;
-  auto lo = reinterpret_cast<uintptr_t>(map_), hi = lo + map_bytes_;
-  if (addr < lo || addr >= hi || (addr >= a && addr < end)) return "";
-  if (addr >= end) return std::to_string(addr - end) + " bytes past the end";
-  return std::to_string(a - addr) + " bytes before the start";
+bool Guarded::locate(uintptr_t addr, int64_t* at) const {
+  auto a = reinterpret_cast<uintptr_t>(data_), lo = reinterpret_cast<uintptr_t>(map_);
+  if (addr < lo || addr >= lo + map_bytes_ || (addr >= a && addr < a + bytes_)) return false;
+  *at = static_cast<int64_t>(addr - a);  // two's complement: negative below the data
+  return true;
 }
 
-std::string Guarded::slack_written() const {
-  const unsigned char* lo = map_ + page_;
-  const unsigned char* hi = map_ + map_bytes_ - page_;
-  for (const unsigned char* p = lo; p < data_; ++p)
-    if (*p != kSlack) return "a write " + std::to_string(data_ - p) + " bytes before the start";
-  for (const unsigned char* p = data_ + bytes_; p < hi; ++p)
-    if (*p != kSlack) return "a write " + std::to_string(p - (data_ + bytes_)) + " bytes past the end";
-  return "";
+bool Guarded::slack_written(int64_t* at) const {
+  const unsigned char* end = data_ + bytes_;
+  for (const unsigned char* p = map_ + page_; p < data_; ++p)
+    if (*p != kSlack) return *at = p - data_, true;
+  for (const unsigned char* p = end; p < map_ + map_bytes_ - page_; ++p)
+    if (*p != kSlack) return *at = p - data_, true;
+  return false;
 }
 
 bool run_trapped(void (*fn)(void*), void* arg, uintptr_t* addr) {

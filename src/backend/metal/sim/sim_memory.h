@@ -19,11 +19,11 @@ class Guarded {
   Guarded& operator=(const Guarded&) = delete;
   unsigned char* data() const { return data_; }
   size_t bytes() const { return bytes_; }
-  // Where `addr` lies against the data: "12 bytes past the end", "4 bytes before the start",
-  // "" when not in this mapping's guards or slack.
-  std::string locate(uintptr_t addr) const;
-  // "" when the slack still holds its pattern, else where the first changed byte is.
-  std::string slack_written() const;
+  // Whether `addr` lies in this mapping's guards or slack, and then its offset from data()
+  // (negative before it, bytes() or more past its end).
+  bool locate(uintptr_t addr, int64_t* at) const;
+  // Whether the slack lost its pattern (a write outside the data), and the first such offset.
+  bool slack_written(int64_t* at) const;
 
  private:
   unsigned char* map_ = nullptr;

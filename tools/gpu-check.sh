@@ -83,6 +83,7 @@ GROUPS_=(
   "faults1:*RuntimeChecks*/cuda:*Respecialise*/cuda:*TargetFaults*/cuda:*CheckFaults*/cuda:*DecoderFaults.KernelFault*/cuda"
   "faults2:*DecoderFaults.Uninit*/cuda:*DecoderFaults.StagingReuse*/cuda:*DecoderFaults.CacheByName*/cuda"
   "faults3:*DecoderFaults.PassFault*/cuda"
+  "vits:Targets/Vits.*/cuda:*MathUlp*/cuda"
 )
 echo "== GPU test suite (${#GROUPS_[@]} groups in parallel) and CLI checks on the decoder"
 t0=$(secs)
@@ -154,16 +155,24 @@ tf=$(grep -c 'OK \] Targets/\(TargetFaults\|CheckFaults\|RuntimeChecks\|Respecia
 ff=$(grep -c 'FAILED  \] Targets/\(TargetFaults\|CheckFaults\|RuntimeChecks\|Respecialise\)\.[A-Za-z]*/cuda' "$G")
 [ "$ff" = 0 ] && [ "$tf" -gt 0 ] && st=pass || st=FAIL
 row "faults, check rows, data checks (cuda)" "$st" "$tf passed, $ff failed"
+tv=$(grep -c 'OK \] Targets/Vits\.[A-Za-z0-9]*/cuda' "$G")
+fv=$(grep -c 'FAILED  \] Targets/Vits\.[A-Za-z0-9]*/cuda' "$G")
+[ "$fv" = 0 ] && [ "$tv" -gt 0 ] && st=pass || st=FAIL
+row "per-target VITS suite (cuda)" "$st" "$tv passed, $fv failed"
+u=$(grep -h '^ulp ' "$G" | grep -i cuda | tr '\n' ';' | cut -c1-200)
+[ -n "$u" ] && row "math library ulp (cuda)" "info" "$u"
 dt=$(grep -m1 'decoder128 per run' "$G")
 [ -n "$dt" ] && row "decoder in-process per run" "info" "${dt#*: }"
 grep -h '^\[  FAILED  \]\|Failure$' -A3 "$LOG"/gtest_*.log | head -40 >"$LOG/failures.txt"
 tar -C "$LOG" -czf "$LOG/logs.tar.gz" $(cd "$LOG" && ls | grep -v logs.tar.gz) 2>/dev/null
 
 if [ -s "$LOG/failures.txt" ]; then echo "== failures"; cat "$LOG/failures.txt"; fi
-echo
-echo "== lockstep gpu-check on $DEVICE (logs: $LOG)"
-printf '%-36s %-6s %s\n' "check" "result" "figures"
-for r in "${ROWS[@]}"; do echo "$r"; done
+{
+  echo
+  echo "== lockstep gpu-check on $DEVICE (logs: $LOG)"
+  printf '%-36s %-6s %s\n' "check" "result" "figures"
+  for r in "${ROWS[@]}"; do echo "$r"; done
+} | tee "$LOG/table.txt"
 rm -rf "$WORK"
 status=0
 for r in "${ROWS[@]}"; do case "$r" in *" FAIL "*) status=1 ;; esac; done

@@ -18,8 +18,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // Metal's rules for floats, on the host: no contraction into FMA, no fast-math assumptions.
-// -fwrapv: signed overflow wraps as on the cpu target (MSL leaves it undefined).
-const char* kFlags = "-std=c++17 -O2 -fPIC -shared -ffp-contract=off -fno-fast-math -fwrapv -Wno-attributes -lm";
+// -fwrapv: signed overflow wraps as on the cpu target (MSL leaves it undefined). _XOPEN_SOURCE:
+// macOS offers ucontext (the launcher's fibres) only with it.
+const char* kFlags =
+    "-std=c++17 -O2 -fPIC -shared -ffp-contract=off -fno-fast-math -fwrapv -Wno-attributes -D_XOPEN_SOURCE=700 -lm";
 
 std::vector<std::string> compiler() {
   const char* c = std::getenv("LOCKSTEP_CXX");

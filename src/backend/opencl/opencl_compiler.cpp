@@ -37,21 +37,35 @@ void build(Context& c, cl_program program, const std::string& options) {
   check(e, "clBuildProgram(" + c.device.name + ")");
 }
 
-cl_program program_from_binary(Context& c, const std::string& binary) {
-  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(binary.data());
-  size_t size = binary.size();
+const std::string kSourceMark = "lockstep-opencl-source\n";
+
+bool keeps_source(const DeviceInfo& d) { return d.platform_name.find("Portable Computing Language") != std::string::npos; }
+
+cl_program program_from_code(Context& c, const std::string& code) {
   cl_int status = kSuccess, e = kSuccess;
-  cl_program p = c.api.clCreateProgramWithBinary(c.ctx, 1, &c.device.id, &size, &bytes, &status, &e);
-  check(e != kSuccess ? e : status, "clCreateProgramWithBinary");
+  cl_program p = nullptr;
+  if (code.rfind(kSourceMark, 0) == 0) {
+    const char* text = code.c_str() + kSourceMark.size();
+    size_t length = code.size() - kSourceMark.size();
+    p = c.api.clCreateProgramWithSource(c.ctx, 1, &text, &length, &e);
+    check(e, "clCreateProgramWithSource");
+  } else {
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(code.data());
+    size_t size = code.size();
+    p = c.api.clCreateProgramWithBinary(c.ctx, 1, &c.device.id, &size, &bytes, &status, &e);
+    check(e != kSuccess ? e : status, "clCreateProgramWithBinary");
+  }
   ProgramHolder hold{c.api, p};
-  build(c, p, "");
+  build(c, p, build_options(c.device.correctly_rounded_divide_sqrt));
   hold.p = nullptr;
   return p;
 }
 
 ClCompiler::ClCompiler(Context& c) : c_(c), options_(build_options(c.device.correctly_rounded_divide_sqrt)) {}
 
-std::string ClCompiler::identity() { return c_.device.identity() + "; options " + options_; }
+std::string ClCompiler::identity() {
+  return c_.device.identity() + "; options " + options_ + (keeps_source(c_.device) ? "; kept as source" : "");
+}
 
 std::string ClCompiler::compile(const std::string& source) {
   const char* text = source.c_str();
@@ -59,7 +73,8 @@ std::string ClCompiler::compile(const std::string& source) {
   cl_int e = kSuccess;
   ProgramHolder p{c_.api, c_.api.clCreateProgramWithSource(c_.ctx, 1, &text, &length, &e)};
   check(e, "clCreateProgramWithSource");
-  build(c_, p.p, options_);
+  build(c_, p.p, options_);  // a source that does not build fails here, not at load
+  if (keeps_source(c_.device)) return kSourceMark + source;
   size_t size = 0;
   check(c_.api.clGetProgramInfo(p.p, kProgramBinarySizes, sizeof size, &size, nullptr), "clGetProgramInfo(binary size)");
   std::string binary(size, '\0');

@@ -1,6 +1,6 @@
 // OpenCL C to a program binary on the chosen device, through the platform's own compiler
 // (clBuildProgram): the binary is what the kernel cache keeps, keyed by the source and the
-// platform, device, driver and build options.
+// platform, device, driver and build options (for PoCL, the checked source: see keeps_source).
 #pragma once
 #include <string>
 
@@ -23,7 +23,11 @@ class ClCompiler : public CodeCompiler {
 // Builds `program` for the context's device; throws InternalError with the build log when the
 // compiler rejects it (generated code that does not build is lockstep's bug).
 void build(Context& c, cl_program program, const std::string& options);
-// The program from a binary ClCompiler made, built and ready for clCreateKernel.
-cl_program program_from_binary(Context& c, const std::string& binary);
+// The program from code ClCompiler made, built and ready for clCreateKernel.
+cl_program program_from_code(Context& c, const std::string& code);
+// Whether ClCompiler keeps the source rather than the program binary for this device: PoCL's
+// binaries, reloaded in another process, have failed an assertion inside PoCL
+// (pocl_binary.c: `len > 0`), which aborts the process; PoCL keeps its own build cache.
+bool keeps_source(const DeviceInfo& d);
 
 }  // namespace lockstep::opencl

@@ -33,7 +33,7 @@ std::shared_ptr<SharedProgram> shared_program(Context& c, const std::string& bin
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = built[{c.ctx, sha256_hex(binary.data(), binary.size())}];
   std::shared_ptr<SharedProgram> p = slot.lock();
-  if (!p) slot = p = std::shared_ptr<SharedProgram>(new SharedProgram(c.api, program_from_binary(c, binary)));
+  if (!p) slot = p = std::shared_ptr<SharedProgram>(new SharedProgram(c.api, program_from_code(c, binary)));
   return p;
 }
 

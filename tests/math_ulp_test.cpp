@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "test_util.h"
+#include "verify_cli.h"
 #include "codegen/prelude.h"
 #include "core/dirs.h"
 #include "core/sha256.h"
@@ -196,6 +197,24 @@ TEST(MathLibrary, SweepsAreTheSameEveryTimeAndCoverTheSpecials) {
     for (float v : a.x) nan |= std::isnan(v), inf |= std::isinf(v), negzero |= v == 0 && std::signbit(v);
     EXPECT_TRUE(nan && inf && negzero) << math_fn_info(fn).name;
   }
+}
+
+TEST(MathLibrary, UlpCommandPrintsEachFunctionAndTargetWithinTheBound) {
+  SKIP_UNLESS_RUNS("cpu");
+  verify_test::CliResult r = verify_test::lockstep({"ulp", "--targets", "cpu", "--points", "4096"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("worst ulp"), std::string::npos) << r.out;
+  for (MathFn fn : codegen::kMathFns) {
+    std::string row = r.line(std::string(math_fn_info(fn).name) + " ");
+    EXPECT_NE(row.find("cpu"), std::string::npos) << math_fn_info(fn).name << " has no cpu row in:\n" << r.out;
+    EXPECT_EQ(row.find("ABOVE"), std::string::npos) << row;
+  }
+  r = verify_test::lockstep({"ulp", "--targets", "cpu", "--functions", "exp,gamma"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown function 'gamma'"), std::string::npos) << r.err;
+  r = verify_test::lockstep({"ulp", "--targets", "ref"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("give a compiled target"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <mutex>
 
+#include "backend/metal/metal_shared.h"
 #include "codegen/gpu_printer.h"
 #include "core/error.h"
-#include "core/sha256.h"
-#include "runtime/kernel_cache.h"
 
 namespace lockstep::metal {
 
@@ -20,83 +18,6 @@ constexpr size_t kMaxGroups = size_t{1} << 20;           // a grid-stride loop c
 constexpr size_t kByteGroup = 256;
 
 using BufferP = std::shared_ptr<MetalBuffer>;
-
-std::string sha(const std::string& s) { return sha256_hex(s.data(), s.size()); }
-
-class DriverCompiler : public CodeCompiler {
- public:
-  explicit DriverCompiler(MetalDriver* d) : d_(d) {}
-  std::string identity() override { return d_ ? d_->compiler_identity() : "MSL source, unbuilt: no Metal compiler here"; }
-  std::string compile(const std::string& source) override { return d_ ? d_->build(source) : source; }
-
- private:
-  MetalDriver* d_;
-};
-
-// Staging buffers by host address: the staging pool outlives the device that made them.
-struct HostBuffers {
-  std::mutex mu;
-  std::map<const unsigned char*, BufferP> by_data;
-};
-HostBuffers& host_buffers() {
-  static auto* h = new HostBuffers;
-  return *h;
-}
-
-// The staging buffer holding [p, p + bytes), and p's offset in it; null when there is none.
-std::pair<BufferP, size_t> staged(const void* p, size_t bytes) {
-  auto* at = static_cast<const unsigned char*>(p);
-  HostBuffers& h = host_buffers();
-  std::lock_guard<std::mutex> lock(h.mu);
-  auto it = h.by_data.upper_bound(at);
-  if (it == h.by_data.begin()) return {nullptr, 0};
-  --it;
-  size_t off = static_cast<size_t>(at - it->first);
-  if (off + bytes > it->second->length()) return {nullptr, 0};
-  return {it->second, off};
-}
-
-// Libraries and pipelines by content (the code's SHA-256, and the function's name), shared by
-// every device of the process while one holds them.
-std::shared_ptr<MetalLibrary> library_of(MetalDriver& d, const std::string& code) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<MetalLibrary>> built;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = built[d.key() + "/" + sha(code)];
-  std::shared_ptr<MetalLibrary> lib = slot.lock();
-  if (!lib) slot = lib = d.library(code);
-  return lib;
-}
-
-std::shared_ptr<MetalPipeline> pipeline_of(MetalDriver& d, MetalLibrary& lib, const std::string& code_sha,
-                                           const std::string& name) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<MetalPipeline>> made;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = made[d.key() + "/" + code_sha + "/" + name];
-  std::shared_ptr<MetalPipeline> p = slot.lock();
-  if (!p) slot = p = lib.pipeline(name);
-  return p;
-}
-
-// Byte copies and fills for blits macOS refuses (offsets or size not multiples of 4).
-constexpr const char* kByteKernels = R"(// lockstep's byte copies and fills, where a blit's offsets or size are not multiples of 4.
-#include <metal_stdlib>
-using namespace metal;
-kernel void ls_copy_bytes(device uchar* to [[buffer(0)]], device const uchar* from [[buffer(1)]], constant ulong* n [[buffer(2)]],
-                          uint i [[thread_position_in_grid]], uint all [[threads_per_grid]]) {
-  for (ulong k = i; k < n[0]; k += all) to[k] = from[k];
-}
-kernel void ls_fill_bytes(device uchar* to [[buffer(0)]], constant ulong* n [[buffer(1)]],
-                          uint i [[thread_position_in_grid]], uint all [[threads_per_grid]]) {
-  for (ulong k = i; k < n[0]; k += all) to[k] = (uchar)n[1];
-}
-)";
-
-std::shared_ptr<MetalLibrary> byte_kernels(MetalDriver& d, const std::string& target) {
-  DriverCompiler c(&d);
-  return library_of(d, cached_code(c, {target, kByteKernels, true, nullptr})->bytes);
-}
 
 class BufferFence : public Fence {
  public:
@@ -141,16 +62,8 @@ class MtlDevice : public Device {
 
   HostBlock host_alloc(size_t bytes) override {
     BufferP b = d_.new_buffer(std::max<size_t>(bytes, 1));
-    {
-      HostBuffers& h = host_buffers();
-      std::lock_guard<std::mutex> lock(h.mu);
-      h.by_data[b->contents()] = b;
-    }
-    return {b->contents(), bytes, [](unsigned char* data) {
-              HostBuffers& h = host_buffers();
-              std::lock_guard<std::mutex> lock(h.mu);
-              h.by_data.erase(data);
-            }};
+    add_staging(b);
+    return {b->contents(), bytes, drop_staging};
   }
   void host_write(HostBlock& block, const void* src, size_t bytes) override {
     auto [b, at] = staged(block.data, bytes);
@@ -271,7 +184,7 @@ void MtlDevice::load(const std::string& code, const kir::Plan& plan) {
   synchronize();
   launches_.clear();
   library_ = library_of(d_, code);
-  code_sha_ = sha(code);
+  code_sha_ = content_key(code);
   plan_ = &plan;
   check_plan_info(plan);
   for (const kir::Kernel& k : plan.kernels) launches_.push_back({pipeline_of(d_, *library_, code_sha_, k.name), {}, 0, 0});
@@ -366,7 +279,5 @@ void MtlDevice::synchronize() {
 std::unique_ptr<Device> make_device(MetalDriver& d, const std::string& target) {
   return std::make_unique<MtlDevice>(d, target);
 }
-
-std::unique_ptr<CodeCompiler> make_compiler(MetalDriver* d) { return std::make_unique<DriverCompiler>(d); }
 
 }  // namespace lockstep::metal

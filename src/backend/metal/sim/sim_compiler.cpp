@@ -93,9 +93,10 @@ std::string launcher_source(const std::string& msl) {
     src += "extern \"C\" int ls_sim_run_" + s.name + "(const LsSimDispatch* d) { return ls_sim::run(d, " +
            (barriers ? "true" : "false") + ", " + s.name + args + "); }\n";
     src += "extern \"C\" void ls_sim_access_" + s.name + "(char* out) { ls_sim::access(" + s.name + ", out" + args + "); }\n";
-    table += "  {\"" + s.name + "\", ls_sim_run_" + s.name + ", ls_sim_access_" + s.name + "},\n";
+    table += "  {\"" + s.name + "\", ls_sim_run_" + s.name + ", ls_sim_access_" + s.name + ", " + (barriers ? "1" : "0") +
+             "},\n";
   }
-  return src + "\nextern \"C\" const LsSimKernel ls_sim_kernels[] = {\n" + table + "  {nullptr, nullptr, nullptr}};\n" +
+  return src + "\nextern \"C\" const LsSimKernel ls_sim_kernels[] = {\n" + table + "  {nullptr, nullptr, nullptr, 0}};\n" +
          "extern \"C\" const int ls_sim_kernel_count = " + std::to_string(sigs.size()) + ";\n";
 }
 

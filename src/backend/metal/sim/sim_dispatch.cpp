@@ -11,6 +11,7 @@ namespace lockstep::metal::sim {
 namespace {
 
 constexpr size_t kIndices = 31;  // a compute function's buffer argument table
+constexpr size_t kFibreBytes = 128 * 1024;  // a fibre's context and stack
 
 const SimBuffer* sim_buffer(const Binding& b) { return dynamic_cast<const SimBuffer*>(b.buffer.get()); }
 
@@ -104,7 +105,8 @@ std::string run_dispatch(const SimPipeline& p, const std::vector<Binding>& b, si
   }
   count_dispatch(guarded);
   char error[256] = "";
-  Run r{p.run(), {at.data(), static_cast<uint32_t>(groups), static_cast<uint32_t>(threads), error}};
+  std::unique_ptr<unsigned char[]> fibres(p.barriers() ? new unsigned char[threads * kFibreBytes] : nullptr);
+  Run r{p.run(), {at.data(), static_cast<uint32_t>(groups), static_cast<uint32_t>(threads), error, fibres.get(), kFibreBytes}};
   uintptr_t fault = 0;
   if (!run_trapped(&Run::call, &r, &fault)) return "kernel " + p.name() + ": an access " + locate(p, b, copies, fault);
   if (r.rc) return "kernel " + p.name() + ": " + error;

@@ -33,24 +33,28 @@ struct DispatchArgs {
   void* const* buffers;
   uint32_t groups, threads;
   char* error;
+  unsigned char* scratch;
+  size_t fibre_bytes;
 };
 using RunFn = int (*)(const DispatchArgs*);
 
 class SimPipeline : public MetalPipeline {
  public:
-  SimPipeline(std::string name, RunFn run, std::string access)
-      : name_(std::move(name)), run_(run), access_(std::move(access)) {}
+  SimPipeline(std::string name, RunFn run, std::string access, bool barriers)
+      : name_(std::move(name)), run_(run), access_(std::move(access)), barriers_(barriers) {}
   const std::string& name() const override { return name_; }
   size_t max_total_threads_per_threadgroup() const override;
   size_t static_threadgroup_memory_length() const override { return 0; }  // not simulated
   // 'w', 'r' or '-' (unused) for each [[buffer(i)]], i < 32.
   const std::string& access() const { return access_; }
   RunFn run() const { return run_; }
+  bool barriers() const { return barriers_; }  // its threads run as fibres
 
  private:
   std::string name_;
   RunFn run_;
   std::string access_;
+  bool barriers_;
 };
 
 // Throws Error naming the kernel when a binding the kernel uses is missing or lies outside its

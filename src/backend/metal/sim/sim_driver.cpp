@@ -34,6 +34,7 @@ struct KernelRow {
   const char* name;
   RunFn run;
   void (*access)(char*);
+  int barriers;
 };
 
 // A library is the shared object build() made, loaded once and never unloaded (as the cpu's).
@@ -55,7 +56,7 @@ class SimLibrary : public MetalLibrary {
       if (name != rows_[k].name) continue;
       std::string access(32, '-');
       rows_[k].access(access.data());
-      return std::make_shared<SimPipeline>(name, rows_[k].run, access);
+      return std::make_shared<SimPipeline>(name, rows_[k].run, access, rows_[k].barriers != 0);
     }
     throw Error("metal-sim: the library has no kernel function '" + name + "'");
   }

@@ -132,12 +132,17 @@ struct LsSimDispatch {
   void* const* buffers;      // by [[buffer(i)]] index
   uint32_t groups, threads;  // threadgroups, threads per threadgroup
   char* error;               // 256 bytes for why, when the run returns non-zero
+  // For a kernel with barriers: `fibre_bytes` per thread (its context, then its stack), owned
+  // by the caller, so that nothing is left allocated when a fault abandons the run.
+  unsigned char* scratch;
+  size_t fibre_bytes;
 };
 struct LsSimKernel {
   const char* name;
   int (*run)(const LsSimDispatch*);
   // out[i]: 'w' for a buffer the kernel may write, 'r' read only, '-' unused (32 entries).
   void (*access)(char* out);
+  int barriers;  // its threads run as fibres and need scratch
 };
 
 namespace ls_sim {
@@ -174,22 +179,27 @@ void access(void (*)(P...), char* out, S... src) {
 }
 
 // The threads of one threadgroup as fibres: each runs until it finishes or reaches a barrier.
+struct Fibre {
+  ucontext_t ctx;
+  int state;
+};
 struct Fibres {
   enum State { Ready, AtBarrier, Done };
   ucontext_t main;
-  ucontext_t* ctx = nullptr;
-  State* state = nullptr;
+  unsigned char* scratch = nullptr;
+  size_t each = 0;  // bytes per thread: its Fibre, then its stack
   uint32_t current = 0;
   void (*call)(void*, uint32_t) = nullptr;
   void* closure = nullptr;
+  Fibre& at(uint32_t t) { return *(Fibre*)(scratch + each * t); }
 };
 inline thread_local Fibres* fibres = nullptr;
-constexpr size_t kStack = 128 * 1024;
+constexpr size_t kFibreHead = (sizeof(Fibre) + 63) / 64 * 64;
 
 inline void fibre_main(unsigned lo, unsigned hi) {
   Fibres* f = (Fibres*)(((uintptr_t)hi << 32) | lo);
   f->call(f->closure, f->current);
-  f->state[f->current] = Fibres::Done;
+  f->at(f->current).state = Fibres::Done;
 }
 
 template <class F> struct Closure {
@@ -200,45 +210,39 @@ template <class F> struct Closure {
 // Runs every thread of one group to its end; non-zero, with the reason, when a thread finished
 // while others wait at a barrier (they would wait forever on a GPU).
 template <class F>
-int run_fibres(F&& each, uint32_t threads, uint32_t group, char* error) {
-  static thread_local char* stacks = nullptr;  // kept for the next group: never freed
-  static thread_local ucontext_t* ctx = nullptr;
-  static thread_local Fibres::State* state = nullptr;
-  static thread_local uint32_t room = 0;
-  if (room < threads) {
-    free(stacks), free(ctx), free(state);
-    stacks = (char*)malloc(kStack * threads);
-    ctx = (ucontext_t*)malloc(sizeof(ucontext_t) * threads);
-    state = (Fibres::State*)malloc(sizeof(Fibres::State) * threads);
-    room = stacks && ctx && state ? threads : 0;
-    if (!room) { snprintf(error, 256, "cannot allocate %u fibre stacks", threads); return 1; }
+int run_fibres(F&& each, const LsSimDispatch* d, uint32_t group) {
+  uint32_t threads = d->threads;
+  if (!d->scratch || d->fibre_bytes < kFibreHead + 16384) {
+    snprintf(d->error, 256, "no fibre stacks for threadgroup_barrier were given");
+    return 1;
   }
   Fibres f;
   Closure<F> closure{each};
-  f.ctx = ctx, f.state = state, f.call = &Closure<F>::call, f.closure = &closure;
+  f.scratch = d->scratch, f.each = d->fibre_bytes, f.call = &Closure<F>::call, f.closure = &closure;
   uintptr_t self = (uintptr_t)&f;
   for (uint32_t t = 0; t < threads; ++t) {
-    getcontext(&ctx[t]);
-    ctx[t].uc_stack.ss_sp = stacks + kStack * t;
-    ctx[t].uc_stack.ss_size = kStack;
-    ctx[t].uc_link = &f.main;
-    makecontext(&ctx[t], (void (*)())fibre_main, 2, (unsigned)(self & 0xffffffffu), (unsigned)(self >> 32));
-    state[t] = Fibres::Ready;
+    Fibre& fb = f.at(t);
+    getcontext(&fb.ctx);
+    fb.ctx.uc_stack.ss_sp = (unsigned char*)&fb + kFibreHead;
+    fb.ctx.uc_stack.ss_size = f.each - kFibreHead;
+    fb.ctx.uc_link = &f.main;
+    makecontext(&fb.ctx, (void (*)())fibre_main, 2, (unsigned)(self & 0xffffffffu), (unsigned)(self >> 32));
+    fb.state = Fibres::Ready;
   }
   fibres = &f;
   for (;;) {
     for (uint32_t t = 0; t < threads; ++t)
-      if (state[t] == Fibres::Ready) f.current = t, swapcontext(&f.main, &ctx[t]);
+      if (f.at(t).state == Fibres::Ready) f.current = t, swapcontext(&f.main, &f.at(t).ctx);
     uint32_t done = 0;
-    for (uint32_t t = 0; t < threads; ++t) done += state[t] == Fibres::Done;
+    for (uint32_t t = 0; t < threads; ++t) done += f.at(t).state == Fibres::Done;
     if (done == threads) break;
     if (done) {
-      snprintf(error, 256, "threadgroup %u: %u threads finished while %u wait at a threadgroup_barrier", group, done,
-               threads - done);
+      snprintf(d->error, 256, "threadgroup %u: %u threads finished while %u wait at a threadgroup_barrier", group,
+               done, threads - done);
       fibres = nullptr;
       return 1;
     }
-    for (uint32_t t = 0; t < threads; ++t) state[t] = Fibres::Ready;
+    for (uint32_t t = 0; t < threads; ++t) f.at(t).state = Fibres::Ready;
   }
   fibres = nullptr;
   return 0;
@@ -254,7 +258,7 @@ int run(const LsSimDispatch* d, bool barriers, void (*fn)(P...), S... src) {
       continue;
     }
     auto each = [&](uint32_t t) { At mine = at; mine.tid = t; fn(arg<P>(src, d, mine)...); };
-    if (int rc = run_fibres(each, d->threads, g, d->error)) return rc;
+    if (int rc = run_fibres(each, d, g)) return rc;
   }
   return 0;
 }
@@ -267,9 +271,9 @@ extern "C" void ls_sim_barrier(void) {
     fprintf(stderr, "metal-sim: threadgroup_barrier outside a fibre dispatch\n");
     abort();
   }
-  uint32_t t = f->current;
-  f->state[t] = ls_sim::Fibres::AtBarrier;
-  swapcontext(&f->ctx[t], &f->main);
+  ls_sim::Fibre& me = f->at(f->current);
+  me.state = ls_sim::Fibres::AtBarrier;
+  swapcontext(&me.ctx, &f->main);
 }
 )msl";
 }

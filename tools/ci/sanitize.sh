@@ -17,6 +17,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # run by hand it passes. NVRTC under ASan still runs in the other CudaCodegen tests.
 # The opencl target's tests are the plain suite's: on PoCL they mostly time LLVM building
 # kernels inside an uninstrumented library. So src/backend/opencl is not run under ASan; the
-# shared printer and runtime it uses are, through the cpu and NVRTC tests.
+# shared printer and runtime it uses are, through the cpu and NVRTC tests. On metal-sim the VITS,
+# decoder-fault, check-fault and conformance suites mostly time the host compiler building
+# kernels; the sim's own code runs here through tests/metal_sim_test.cpp and the harness,
+# staging, target-fault and run-time-check suites on metal-sim.
 ctest --test-dir "$build" --output-on-failure -j"${JOBS:-2}" -LE heavy \
-  -E 'CpuVits\.EveryPassLimit|Targets/Vits\.(Decoder128|BytesIdentical|CompileACompileB).*/cpu|/opencl|CudaCodegen\.VitsCut174CompilesWithNvrtc'
+  -E 'CpuVits\.EveryPassLimit|Targets/Vits\.(Decoder128|BytesIdentical|CompileACompileB).*/cpu|/opencl|CudaCodegen\.VitsCut174CompilesWithNvrtc|Targets/(Vits|DecoderFaults|CheckFaults)\..*/metal_sim|MetalConformance'

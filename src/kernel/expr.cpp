@@ -243,6 +243,13 @@ ExprP replace_loads(const ExprP& e, int buf, const std::function<ExprP(const Exp
   return with_args(*e, std::move(args));
 }
 
+bool uses_type(const ExprP& e, DType t) {
+  if (e->type == t) return true;
+  for (const ExprP& a : e->args)
+    if (uses_type(a, t)) return true;
+  return false;
+}
+
 bool is_transcendental(const ExprP& e) { return e->has & Expr::kTranscendental; }
 
 const Expr* find_reduce(const ExprP& e) {

@@ -88,6 +88,7 @@ ExprP substitute(const ExprP& e, const std::vector<ExprP>& vars, int shift);
 // Replaces every Load of buffer `buf` with `fn(load)`.
 ExprP replace_loads(const ExprP& e, int buf, const std::function<ExprP(const Expr&)>& fn);
 
+bool uses_type(const ExprP& e, DType t);  // any node of the tree computes in t
 bool is_transcendental(const ExprP& e);  // contains exp/log/tanh/... (costly to recompute)
 const Expr* find_reduce(const ExprP& e);  // the Reduce node, or nullptr
 int max_var(const ExprP& e);              // highest Var index used, -1 if none

@@ -35,12 +35,6 @@ ExprP exact_integer_pow(const ExprP& e) {
   return changed ? with_args(*e, std::move(args)) : e;
 }
 
-bool uses_type(const ExprP& e, DType t) {
-  if (e->type == t) return true;
-  for (const ExprP& a : e->args)
-    if (uses_type(a, t)) return true;
-  return false;
-}
 
 std::string nodes_of(const Kernel& k) {
   std::string s;

@@ -1,7 +1,5 @@
 #include "backend/opencl/opencl_codegen.h"
 
-#include <set>
-
 #include "codegen/gpu_printer.h"
 
 namespace lockstep::opencl {
@@ -71,20 +69,11 @@ codegen::GpuDialect dialect(bool f64) {
   return d;
 }
 
-bool uses_f64(const kir::ExprP& e, std::set<const kir::Expr*>& seen) {
-  if (!seen.insert(e.get()).second) return false;
-  if (e->type == DType::f64) return true;
-  for (const kir::ExprP& a : e->args)
-    if (uses_f64(a, seen)) return true;
-  return false;
-}
-
 bool computes_in_f64(const kir::Plan& p) {
-  std::set<const kir::Expr*> seen;
   for (const kir::Buffer& b : p.buffers)
     if (b.dtype == DType::f64) return true;
   for (const kir::Kernel& k : p.kernels)
-    if (uses_f64(k.body, seen)) return true;
+    if (kir::uses_type(k.body, DType::f64)) return true;
   return false;
 }
 

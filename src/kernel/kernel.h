@@ -29,6 +29,12 @@ struct Buffer {
   long long module_bytes() const { return dims.empty() ? static_cast<long long>(bytes()) : -1; }
 };
 
+// The most buffers one kernel takes (its output, the buffers it loads, the Symbols buffer):
+// Metal's argument table, the smallest of any target. Fusion never exceeds it and wider
+// lowered kernels are split (split_wide_kernels), so every target prints the same plan.
+inline constexpr int kMaxKernelBuffers = 31;
+inline constexpr int kMaxKernelLoads = kMaxKernelBuffers - 2;  // besides the output and symbols
+
 // One kernel: out[v0..v{r-1}] = body for every index of `shape` (r = rank). Reduction vars,
 // if the body has a Reduce, are numbered from r.
 struct Kernel {

@@ -148,6 +148,16 @@ class Fuser {
     for (int r : readers) update_inputs(r);
   }
 
+  // Whether inlining `prod` into `reader` would make it load more than kMaxKernelLoads buffers.
+  bool too_wide(int prod, int reader) const {
+    const std::vector<int>& a = ins_[prod];
+    const std::vector<int>& b = ins_[reader];
+    std::vector<int> both;
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+    size_t n = both.size() - std::count(both.begin(), both.end(), p_.kernels[prod].out);
+    return n > static_cast<size_t>(kMaxKernelLoads);
+  }
+
   // Hands the application to the pass manager's observer, with the plan as it now stands.
   void done() {
     if (pm_.after_each) {
@@ -273,7 +283,7 @@ void inline_views(Plan& p, PassManager& pm) {
     if (p.buffers[P.out].kind != Buffer::Temp || rs.empty() || !is_view(P.body)) return false;
     for (int r : rs) {  // padding stays materialised ahead of a reduction: no bounds checks inside it
       if (has_reduce(p.kernels[r].body) && has_select(P.body)) return false;
-      if (too_deep(P.body, p.kernels[r].body)) return false;
+      if (too_deep(P.body, p.kernels[r].body) || f.too_wide(k, r)) return false;
     }
     if (!pm.request("inline-view", P.name + " read through by " + std::to_string(rs.size()) + " kernel(s)", f.names(k)))
       return false;
@@ -292,7 +302,7 @@ void fuse_elementwise(Plan& p, PassManager& pm) {
     bool cheap = !is_transcendental(P.body) && !has_select(P.body);
     if (has_reduce(C.body) && !cheap) return false;  // would recompute per reduction step
     if (count_loads(C.body, P.out) > 1 && !cheap) return false;
-    if (too_deep(P.body, C.body)) return false;
+    if (too_deep(P.body, C.body) || f.too_wide(k, rs[0])) return false;
     if (!pm.request("fuse-elementwise", P.name + " into " + C.name, f.merged_names(k, rs[0]))) return false;
     f.merge(k, rs, pm.faulty());
     f.done();
@@ -308,7 +318,7 @@ void fuse_epilogues(Plan& p, PassManager& pm) {
     const Kernel& C = p.kernels[rs[0]];
     const Shape& s = p.buffers[P.out].shape;
     if (has_reduce(C.body) || p.buffers[C.out].shape != s || count_loads(C.body, P.out) != 1) return false;
-    if (too_deep(C.body, P.body)) return false;
+    if (too_deep(C.body, P.body) || f.too_wide(k, rs[0])) return false;
     std::vector<const Expr*> loads;
     collect_loads(C.body, loads);
     for (const Expr* ld : loads)  // the reader must take element i of P for its element i

@@ -14,6 +14,7 @@ void eliminate_dead_nodes(Graph& g, PassManager& pm);  // nodes no output depend
 void canonicalize(Graph& g, PassManager& pm);          // Identity removal
 
 // Kernel level, after lowering.
+void split_wide_kernels(kir::Plan& p, PassManager& pm);  // required: at most kMaxKernelLoads loads each
 void inline_views(kir::Plan& p, PassManager& pm);       // pure index remaps into their readers
 void fuse_elementwise(kir::Plan& p, PassManager& pm);   // single-reader elementwise producers
 void fuse_epilogues(kir::Plan& p, PassManager& pm);     // elementwise readers into their anchor

@@ -157,6 +157,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   result.plan = lower_graph(g, types);
   plan = &result.plan;
   if (opts.target) legalize(result.plan, *opts.target);
+  split_wide_kernels(result.plan, pm);
   dump(opts.dump_ir_dir, "lowered.txt", describe(result.plan));
   verify_plan(result.plan);
   inline_views(result.plan, pm);

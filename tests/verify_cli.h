@@ -82,6 +82,9 @@ inline CliResult lockstep(const std::vector<std::string>& args) {
 // The 174-node graph: the flow cut at /flow/flows.0/enc/in_layers.1/Conv.
 inline Graph graph174() { return vits::build_cut(vits::Config{}, {"/flow/flows.0/enc/in_layers.1/Conv"}); }
 
+// Its prefix of 170 nodes: the cut at /flow/flows.0/enc/res_skip_layers.0/Conv.
+inline Graph graph170() { return vits::build_cut(vits::Config{}, {"/flow/flows.0/enc/res_skip_layers.0/Conv"}); }
+
 // The same cut in the first coupling layer to run: 15 nodes, compiled in a fraction of a second.
 inline Graph graph15() { return vits::build_cut(vits::Config{}, {"/flow/flows.6/enc/in_layers.1/Conv"}); }
 
@@ -100,7 +103,11 @@ inline std::string model_file(const std::string& name) {
   static std::map<std::string, std::string> written;
   if (auto it = written.find(name); it != written.end()) return it->second;
   fs::path p = scratch_dir() / (name + ".onnx");
-  save_onnx(name == "decoder128" ? decoder128() : name == "g15" ? graph15() : graph174(), p.string());
+  save_onnx(name == "decoder128" ? decoder128()
+            : name == "g15"      ? graph15()
+            : name == "g170"     ? graph170()
+                                 : graph174(),
+            p.string());
   return written[name] = p.string();
 }
 

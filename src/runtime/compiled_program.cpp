@@ -398,7 +398,7 @@ void CompiledProgram::poison_dead(int k) {
 }
 
 void CompiledProgram::upload_constants() {
-  UploadBatch batch(staging(), *dev_, skip_staging_wait());
+  UploadBatch batch(staging(), *dev_, skip_staging_wait(), true);
   for (size_t b = 0; b < plan_.buffers.size(); ++b)
     if (plan_.buffers[b].kind == kir::Buffer::Constant)
       batch.upload(address(static_cast<int>(b)), plan_.buffers[b].data->bytes.data(), plan_.buffers[b].bytes());

@@ -27,12 +27,13 @@ class StagingPool {
   size_t slot_bytes() const { return slot_bytes_; }
 
   // Everything uploaded between begin() and end() goes to `dev`, one batch at a time (the pool
-  // is locked from begin() to end()). With `skip_wait` (the fault), slots this batch wrote
-  // are rewritten without waiting and every copy is issued only at end(), after the ring
-  // wrapped: the race is lost every time, not now and then (a queue held back instead would
-  // deadlock once it fills). Copies of earlier batches are still waited for, so what is
-  // corrupted does not depend on timing.
-  void begin(Device& dev, bool skip_wait);
+  // is locked from begin() to end()). With `skip_wait` (the fault), a batch of weights takes
+  // slots as the reported pool gave them (reported_slot), slots this batch wrote are rewritten without
+  // waiting and every copy is issued only at end(): the race is lost every time, not now and
+  // then (a queue held back instead would deadlock once it fills). Copies of earlier batches
+  // are still waited for, so what is corrupted does not depend on timing.
+  // `weights`: the batch uploads a program's constants, which the reported pool staged.
+  void begin(Device& dev, bool skip_wait, bool weights = false);
   void upload(DevicePtr dst, const void* src, size_t bytes);
   void end();
 
@@ -56,6 +57,8 @@ class StagingPool {
     size_t slot, bytes;
   };
 
+  Slot& reported_slot();
+
   size_t slot_bytes_;
   std::vector<Slot> slots_;
   size_t next_ = 0;  // the ring position survives programs, as a long-lived runtime's would
@@ -64,6 +67,7 @@ class StagingPool {
   std::unique_lock<std::mutex> session_;
   Device* dev_ = nullptr;
   bool skip_wait_ = false;
+  bool weights_ = false;
   uint64_t batch_ = 0;  // batches so far: the fault skips only waits within one batch
   std::vector<Pending> late_;  // the fault's copies, issued at end()
 };
@@ -75,7 +79,9 @@ StagingPool& staging_pool(const std::string& device_key, int slots, size_t slot_
 // begin() .. end() for one batch of uploads, ended on every path out.
 class UploadBatch {
  public:
-  UploadBatch(StagingPool& p, Device& d, bool skip_wait) : pool_(p) { pool_.begin(d, skip_wait); }
+  UploadBatch(StagingPool& p, Device& d, bool skip_wait, bool weights = false) : pool_(p) {
+    pool_.begin(d, skip_wait, weights);
+  }
   ~UploadBatch() { pool_.end(); }
   UploadBatch(const UploadBatch&) = delete;
   UploadBatch& operator=(const UploadBatch&) = delete;

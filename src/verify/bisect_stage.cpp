@@ -90,7 +90,16 @@ StageFinding Bisector::stages() {
   for (const auto& next : later) {
     row = next();
     add_stage(row);
-    if (row.status == StageRow::Differ) return differs(row, true);
+    if (row.status != StageRow::Differ) continue;
+    if (row.corrupted.empty()) return differs(row, true);
+    // A later compile's uploads went wrong: the staging race's face that needs an earlier compile.
+    std::vector<std::string> nodes = readers(g_, row.corrupted);
+    StageRow c{t, "constants", StageRow::Differ,
+               "resident bytes differ from the host after upload in stage " + row.stage + ": " +
+                   brief_list(row.corrupted, 4, "'") + " (read by " + brief_list(nodes, 6) + ")",
+               {}, {}};
+    add_stage(c);
+    return differs(c, true, nodes);
   }
   return {};
 }

@@ -223,14 +223,37 @@ StageRow row(const std::string& target, const std::string& stage, bool ok, std::
 }
 
 // A fresh compile of `g` with `o`, run once; empty with the error in `why` when it fails.
-std::vector<std::string> compile_and_hash(Session& s, const Graph& g, const TensorMap& in, const CompileOptions& o,
-                                          std::string& why) {
+// The constants of `p` whose resident bytes differ from the host's (none where the target
+// cannot read them back).
+std::vector<std::string> corrupted_constants(Program& p) {
+  std::vector<std::string> names;
   try {
-    return output_sha256(s.compile(g, in, o)->run(in));
+    for (const auto& c : p.check_constants())
+      if (c.host_sha256 != c.resident_sha256) names.push_back(c.value);
+  } catch (const Error&) {
+  }
+  return names;
+}
+
+// With `want`: where the result differs from it, the compile's corrupted constants go to
+// `corrupted`, so a later stage that differs is localised further.
+std::vector<std::string> compile_and_hash(Session& s, const Graph& g, const TensorMap& in, const CompileOptions& o,
+                                          std::string& why, const std::vector<std::string>* want = nullptr,
+                                          std::vector<std::string>* corrupted = nullptr) {
+  try {
+    std::unique_ptr<Program> p = s.compile(g, in, o);
+    std::vector<std::string> sha = output_sha256(p->run(in));
+    if (want && corrupted && sha != *want) *corrupted = corrupted_constants(*p);
+    return sha;
   } catch (const Error& e) {
     why = e.what();
     return {};
   }
+}
+
+// "; its constants differ from the host: 'a', 'b'" where some did.
+std::string corrupted_note(const std::string& whose, const std::vector<std::string>& names) {
+  return names.empty() ? "" : "; " + whose + " constants differ from the host: " + brief_list(names, 4, "'");
 }
 
 // Writes B and its inputs where a fresh process can read them.
@@ -306,10 +329,16 @@ StageRow stage_repeat(Session& s, const Graph& g, const TensorMap& in, const std
   for (int k = 1; k < compiles; ++k) {
     s.progress("in-process compile " + std::to_string(k + 1) + "/" + std::to_string(compiles));
     std::string why;
-    std::vector<std::string> r = compile_and_hash(s, g, in, s.options(), why);
-    if (r != sha)
-      return row(s.target(), "in-process compiles", false,
-                 "compile " + std::to_string(k + 1) + " gives " + (why.empty() ? short_sha(r) : why), r);
+    std::vector<std::string> bad;
+    std::vector<std::string> r = compile_and_hash(s, g, in, s.options(), why, &sha, &bad);
+    if (r != sha) {
+      StageRow d = row(s.target(), "in-process compiles", false,
+                       "compile " + std::to_string(k + 1) + " gives " + (why.empty() ? short_sha(r) : why) +
+                           corrupted_note("its", bad),
+                       r);
+      d.corrupted = bad;
+      return d;
+    }
   }
   return row(s.target(), "in-process compiles", true, std::to_string(compiles) + " compiles, one result", sha);
 }
@@ -319,8 +348,12 @@ StageRow stage_cache(Session& s, const Graph& g, const TensorMap& in, const std:
   o.use_cache = !o.use_cache;
   std::string why, what = o.use_cache ? "cache on" : "cache off";
   s.progress("compiling with the " + what);
-  std::vector<std::string> r = compile_and_hash(s, g, in, o, why);
-  return row(s.target(), "cache on/off", r == sha, what + ": " + (why.empty() ? short_sha(r) : why), r);
+  std::vector<std::string> bad;
+  std::vector<std::string> r = compile_and_hash(s, g, in, o, why, &sha, &bad);
+  StageRow d = row(s.target(), "cache on/off", r == sha,
+                   what + ": " + (why.empty() ? short_sha(r) : why) + corrupted_note("its", bad), r);
+  d.corrupted = bad;
+  return d;
 }
 
 StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha) {
@@ -359,12 +392,16 @@ StageRow stage_aba(Session& s, const Graph& g, const TensorMap& in, const std::v
   s.progress("A-B-A: compiling B (" + which + "), then A again");
   std::string why_b, why_a;
   std::vector<std::string> sb = compile_and_hash(s, *b, bin, s.options(), why_b);
-  std::vector<std::string> sa = compile_and_hash(s, g, in, s.options(), why_a);
+  std::vector<std::string> bad;
+  std::vector<std::string> sa = compile_and_hash(s, g, in, s.options(), why_a, &sha, &bad);
   std::vector<std::string> alone = b_alone(s, *b, bin, p);
   bool ok = why_b.empty() && why_a.empty() && sa == sha && sb == alone;
   std::string detail = "B = " + which + "; B after A: " + (why_b.empty() ? short_sha(sb) : "failed: " + why_b) +
-                       "; B alone: " + short_sha(alone) + "; A again: " + (why_a.empty() ? short_sha(sa) : "failed: " + why_a);
-  return row(s.target(), "A-B-A", ok, detail, sa);
+                       "; B alone: " + short_sha(alone) + "; A again: " + (why_a.empty() ? short_sha(sa) : "failed: " + why_a) +
+                       corrupted_note("A again's", bad);
+  StageRow d = row(s.target(), "A-B-A", ok, detail, sa);
+  d.corrupted = bad;
+  return d;
 }
 
 namespace {

@@ -12,7 +12,8 @@ using namespace kir;
 const char* const kFaultHelp =
     "Test aid: plant a deliberate bug so check/bisect can be shown to catch it.\n"
     "  staging-reuse  a staging buffer is rewritten before the upload that reads it has\n"
-    "                 completed (every target uploads through the same staging pool)\n"
+    "                 completed: the pool hands each buffer out once per process for weights,\n"
+    "                 then reuses buffer 0 without waiting (every target uploads through it)\n"
     "  kernel:NODE    the kernel computing ONNX node NODE reads one input off by one\n"
     "  pass:N         pass application #N inlines at an index off by one\n"
     "                 (N counts the applications of each compile, see --print-pass-log)\n"

@@ -25,6 +25,8 @@ struct StageRow {
   Status status = Agree;
   std::string detail;
   std::vector<std::string> sha256;  // the hashes compared, where there are any
+  // A later compile that differs: its constants whose resident bytes differ from the host.
+  std::vector<std::string> corrupted;
 };
 
 // One fusion group of the program as compiled, placed at its last ONNX node's position in

@@ -73,7 +73,7 @@ TEST(MetalCodegen, PrintsKernelsWithBufferSlotsAndNoDouble) {
                            "ls_tanh(", "// k0: the tanh",
                            "kernel void ls_plan_info(device int64_t* out [[buffer(0)]], constant int64_t& room [[buffer(1)]])"})
     EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
-  for (const char* never : {"double", "restrict", "__global", "extern \"C\"", "long long"})
+  for (const char* never : {"double", "restrict", "__global", "extern \"C\"", "long long", "LL)"})
     EXPECT_EQ(src.find(never), std::string::npos) << never << "\n" << src;
   // metal-sim builds exactly the text metal would.
   EXPECT_EQ(find_target(kSim)->program_source(p), src);

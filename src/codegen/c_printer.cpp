@@ -64,8 +64,8 @@ std::string CPrinter::literal(const Expr& e) const {
     return buf;
   }
   if (e.type == DType::boolean) return e.i ? "true" : "false";
-  std::snprintf(buf, sizeof buf, "((%s)%lldLL)", compute_type(e.type).c_str(), static_cast<long long>(e.i));
-  return buf;
+  std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(e.i));
+  return "((" + compute_type(e.type) + ")" + buf + d_.int_suffix + ")";
 }
 
 std::string CPrinter::index(const Expr& ld) const {

@@ -11,7 +11,8 @@ struct CDialect {
   std::string header;       // first lines: a comment, includes or typedefs, INFINITY, NAN, INT64_MIN
   std::string fn;           // qualifier of the prelude's helper functions: "static inline"
   std::string restrict_kw;  // C99 restrict on buffer pointers: "__restrict"
-  std::string math_suffix;  // float maths: "f" (tanhf) in C, "" where the names are overloaded
+  std::string math_suffix;  // the target's float sqrt/fabs/floor/fmod: "f" (sqrtf) in C, "" if overloaded
+  std::string int_suffix = "LL";  // of 64-bit integer literals: "L" in MSL, which has no long long
   // Helpers whose bodies differ per target: float <-> IEEE half (ls_h2f, ls_f2h, ls_round_h)
   // and float bits (ls_as_float, ls_as_uint); the shared prelude builds bf16 on the latter.
   std::string conversions;

@@ -47,6 +47,7 @@ codegen::GpuDialect dialect() {
   d.fn = "static inline";
   d.restrict_kw = "";   // MSL documents no restrict qualifier
   d.math_suffix = "";   // the metal:: maths are overloaded
+  d.int_suffix = "L";   // MSL's long is 64 bits and its documented suffix; long long is not MSL
   d.conversions = kConversions;
   d.f64 = false;
   d.kernel_qualifier = "kernel void";

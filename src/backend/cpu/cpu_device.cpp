@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
@@ -105,7 +106,11 @@ DevicePtr CpuDevice::allocate(size_t bytes) {
 void CpuDevice::free(DevicePtr p) {
   if (!p) return;
   void* base = reinterpret_cast<void*>(p - kMapHead);
-  munmap(base, *static_cast<size_t*>(base));
+  size_t total = *static_cast<size_t*>(base);
+  // Unmapping a large arena's touched pages takes most of a millisecond: a grown arena's
+  // old block goes on another thread, off the bind's path.
+  if (total < (size_t{1} << 20)) munmap(base, total);
+  else std::thread([base, total] { munmap(base, total); }).detach();
 }
 
 void CpuDevice::upload(DevicePtr dst, const void* src, size_t bytes) {

@@ -3,6 +3,8 @@
 // compiled for each length on their own.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "graph/builder.h"
 #include "passes/generalise.h"
 #include "runtime/program.h"
@@ -54,6 +56,45 @@ TEST_P(SymbolicLengths, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
   }
   EXPECT_EQ(p->stats().compiles, 1);
   EXPECT_EQ(p->stats().binds, 4);
+}
+
+// Three symbols: y = Conv(Concat(tanh(x), 2 * z)) with x [B, 4, T] and z [B, 4, U].
+Graph three_symbols() {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim("B"), dim(4), dim("T")});
+  int z = b.input("z", DType::f32, {dim("B"), dim(4), dim("U")});
+  Tensor two(DType::f32, {});
+  two.data<float>()[0] = 2.0f;
+  Tensor w(DType::f32, {3, 4, 3});
+  for (int64_t k = 0; k < w.numel(); ++k) w.data<float>()[k] = 0.05f * static_cast<float>(k % 7) - 0.1f;
+  int joined = b.op("Concat", "/join", {b.op("Tanh", "/tanh", {x}), b.op("Mul", "/twice", {z, b.initializer("two", two)})},
+                    {{"axis", attr_int(2)}});
+  b.output(b.op("Conv", "/conv", {joined, b.initializer("w", w)}, {{"pads", attr_ints({1, 1})}}));
+  return b.finish();
+}
+
+TensorMap three_inputs(int64_t B, int64_t T, int64_t U) {
+  Tensor x(DType::f32, {B, 4, T}), z(DType::f32, {B, 4, U});
+  for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = 0.03f * static_cast<float>(k % 53) - 0.7f;
+  for (int64_t k = 0; k < z.numel(); ++k) z.data<float>()[k] = 0.02f * static_cast<float>(k % 31) - 0.3f;
+  return {{"x", x}, {"z", z}};
+}
+
+TEST_P(SymbolicLengths, SeveralSymbolsBindTogether) {
+  Graph g = three_symbols();
+  CompileOptions spec;
+  spec.symbolic = false;
+  std::unique_ptr<Program> p = compile(g, GetParam());
+  for (auto [B, T, U] : std::vector<std::array<int64_t, 3>>{{1, 5, 7}, {2, 1, 30}, {3, 17, 1}, {1, 5, 7}}) {
+    TensorMap in = three_inputs(B, T, U);
+    std::vector<Tensor> outs = p->run(in);
+    ASSERT_TRUE(p->stats().symbolic) << p->stats().note;
+    EXPECT_EQ(outs[0].shape, (Shape{B, 3, T + U}));
+    for (const Agreement& a : agreement_with_ref(g, in, outs)) EXPECT_TRUE(agrees(a)) << B << "," << T << "," << U << ": " << describe(a);
+    EXPECT_EQ(sha_of(outs), sha_of(compile(g, GetParam(), spec)->run(in))) << B << "," << T << "," << U;
+  }
+  EXPECT_EQ(p->stats().compiles, 1);
+  EXPECT_EQ(p->stats().binds, 3);
 }
 
 TEST(Symbolic, TheSourceIsOneForEveryLengthAndReadsTheLength) {

@@ -19,6 +19,7 @@ using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 using CUhostFn = void (*)(void*);
 using CUgraphNode = struct CUgraphNode_st*;
+using CUmemoryPool = struct CUmemPoolHandle_st*;
 struct CUgraphExecUpdateResultInfo {
   int result;
   CUgraphNode errorNode, errorFromNode;
@@ -35,6 +36,8 @@ enum : int {
   kAttrMultiprocessors = 16,
   kAttrCcMajor = 75,
   kAttrCcMinor = 76,
+  kAttrMemoryPoolsSupported = 115,
+  kPoolReleaseThreshold = 4,
   kFuncMaxThreadsPerBlock = 0,
   kFuncSharedBytes = 1,
   kFuncLocalBytes = 3,
@@ -59,6 +62,10 @@ struct Driver {
   CUresult (*cuGetErrorString)(CUresult, const char**);
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemAllocAsync)(CUdeviceptr*, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool*, CUdevice);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void*);
   CUresult (*cuMemHostAlloc)(void**, size_t, unsigned);
   CUresult (*cuMemFreeHost)(void*);
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);

@@ -56,6 +56,12 @@ Gpu* Gpu::get(std::string* why) {
       l.max_registers_per_block = attribute(*d, kAttrMaxRegistersPerBlock, h);
       l.max_grid_x = attribute(*d, kAttrMaxGridDimX, h);
       l.multiprocessors = attribute(*d, kAttrMultiprocessors, h);
+      CUmemoryPool pool = nullptr;
+      int pools = 0;
+      unsigned long long keep = ~0ull;  // never hand freed memory back to the system early
+      dev->pooled_ = d->cuDeviceGetAttribute(&pools, kAttrMemoryPoolsSupported, h) == 0 && pools == 1 &&
+                     d->cuDeviceGetDefaultMemPool(&pool, h) == 0 &&
+                     d->cuMemPoolSetAttribute(pool, kPoolReleaseThreshold, &keep) == 0;
       r.dev = dev;
     } catch (const Error& e) {
       r.why = e.what();

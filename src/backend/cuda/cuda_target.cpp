@@ -112,15 +112,18 @@ class CudaDevice : public Device {
       for (CUdeviceptr& a : l.args) l.params.push_back(&a);
   }
 
+  // Stream-ordered where the GPU has memory pools: every use of device memory is on stream_.
   DevicePtr allocate(size_t bytes) override {
     gpu_.make_current();
     CUdeviceptr p = 0;
-    check(api().cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+    if (gpu_.pooled()) check(api().cuMemAllocAsync(&p, bytes ? bytes : 1, stream_), "cuMemAllocAsync");
+    else check(api().cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
     return p;
   }
   void free(DevicePtr p) override {
     gpu_.make_current();
-    api().cuMemFree(p);
+    if (gpu_.pooled()) api().cuMemFreeAsync(p, stream_);
+    else api().cuMemFree(p);
   }
 
   HostBlock host_alloc(size_t bytes) override {  // pinned: copies from it are truly asynchronous

@@ -97,6 +97,27 @@ TEST_P(SymbolicLengths, SeveralSymbolsBindTogether) {
   EXPECT_EQ(p->stats().binds, 3);
 }
 
+// --reserve T=N sizes the memory at the first bind for lengths up to N: no later bind up to N
+// allocates, one beyond it does, and the values are the same either way.
+TEST(Symbolic, ReserveSizesMemoryForLengthsUpToIt) {
+  Graph g = vits::build(small_decoder());
+  CompileOptions reserved;
+  reserved.reserve["T"] = 40;
+  std::unique_ptr<Program> grown = compile(g, "cpu"), kept = compile(g, "cpu", reserved);
+  for (int64_t T : {5, 40, 17}) {
+    TensorMap in = vits::seed_inputs(g, T);
+    EXPECT_EQ(sha_of(grown->run(in)), sha_of(kept->run(in))) << "T=" << T;
+  }
+  EXPECT_EQ(grown->stats().grows, 1);
+  EXPECT_EQ(kept->stats().grows, 0);
+  kept->run(vits::seed_inputs(g, 41));
+  EXPECT_EQ(kept->stats().grows, 1);
+  CompileOptions wrong;
+  wrong.reserve["U"] = 4;
+  std::string e = error_of([&] { compile(g, "cpu", wrong)->run(vits::seed_inputs(g, 5)); });
+  EXPECT_NE(e.find("--reserve U: the symbolic program has no symbol 'U' (symbols: T)"), std::string::npos) << e;
+}
+
 TEST(Symbolic, TheSourceIsOneForEveryLengthAndReadsTheLength) {
   Graph g = vits::build(small_decoder());
   std::unique_ptr<Program> p = compile(g, "cpu");

@@ -20,10 +20,12 @@ row() { ROWS+=("$(printf '%-40s %-6s %s' "$1" "$2" "$3")"); }
 
 "$BIN/lockstep-vitsgen" --part decoder --channels 192 --T T -o "$WORK/dec192.onnx" >"$LOG/vitsgen.log" 2>&1
 SWEEP=T=173,64,1,1000,173
-sweep() {  # target mode
-  "$LS" bench "$WORK/dec192.onnx" --target "$1" --seed-inputs vits --dims $SWEEP --runs 5 --warmup 1 --"$2" \
-    --json "$LOG/sweep_$1_$2.json" >"$LOG/sweep_$1_$2.log" 2>&1
-  echo "== $1 --$2"; cat "$LOG/sweep_$1_$2.log"
+sweep() {  # target mode [more bench flags]: logs sweep_TARGET_MODE[_reserve].log
+  local t=$1 m=$2 name=sweep_$1_$2${3:+_reserve}
+  shift 2
+  "$LS" bench "$WORK/dec192.onnx" --target "$t" --seed-inputs vits --dims $SWEEP --runs 5 --warmup 1 --"$m" "$@" \
+    --json "$LOG/$name.json" >"$LOG/$name.log" 2>&1
+  echo "== $t --$m $*"; cat "$LOG/$name.log"
 }
 shas() { grep -o '^  T=[0-9]* .*' "$1" | awk '{print $NF}' | tr '\n' ,; }
 binds() { grep -o '^  T=[0-9]* *[0-9.]* ms  bound' "$1" | awk '{printf "%s=%s ", $1, $2}'; }
@@ -37,6 +39,9 @@ a=$(shas "$LOG/sweep_cuda_symbolic.log"); b=$(shas "$LOG/sweep_cuda_specialise.l
 row "cuda sweep: 1 compile, per-shape bytes" "$st" "compiles $(compiles "$LOG/sweep_cuda_symbolic.log") vs $(compiles "$LOG/sweep_cuda_specialise.log"); bind ms $(binds "$LOG/sweep_cuda_symbolic.log")"
 row "cuda run ms, symbolic" "info" "$(runs "$LOG/sweep_cuda_symbolic.log")"
 row "cuda run ms, specialised" "info" "$(runs "$LOG/sweep_cuda_specialise.log")"
+sweep cuda symbolic --reserve T=1000
+[ "$(shas "$LOG/sweep_cuda_symbolic_reserve.log")" = "$a" ] && st=pass || st=FAIL
+row "cuda sweep, --reserve T=1000" "$st" "bind ms $(binds "$LOG/sweep_cuda_symbolic_reserve.log")"
 sweep cpu symbolic
 [ "$(compiles "$LOG/sweep_cpu_symbolic.log")" = 1 ] && st=pass || st=FAIL
 row "cpu sweep (host): 1 compile" "$st" "bind ms $(binds "$LOG/sweep_cpu_symbolic.log")"

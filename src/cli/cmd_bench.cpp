@@ -84,7 +84,7 @@ int bench_sweep(const BenchFlags& f) {
   std::vector<InputSpec> steps = sweep_specs(f.inputs, f.sweep);
   std::unique_ptr<Program> p;
   std::cout << "bench: " << f.model << " on " << f.target << ", " << steps.size() << " lengths in one process\n";
-  std::cout << "  length      prepare     how                    median run   outputs (sha256)\n";
+  std::cout << "  length      prepare     how                      median run   outputs (sha256)\n";
   nlohmann::json rows = nlohmann::json::array();
   bool all_same = true;
   for (const InputSpec& step : steps) {
@@ -96,6 +96,7 @@ int bench_sweep(const BenchFlags& f) {
     double prepare_ms = ms_since(t);
     Program::CompileStats cs = p->stats();
     std::string how = cs.compiles > before.compiles ? "compiled"
+                      : cs.grows > before.grows    ? "bound (symbolic), grew"
                       : cs.binds > before.binds    ? "bound (symbolic)"
                                                    : "already prepared";
     std::string sha = joined_sha(p->run(s.inputs));
@@ -109,7 +110,7 @@ int bench_sweep(const BenchFlags& f) {
     }
     std::string label = sweep_label(step, f.sweep);
     std::cout << "  " << label << std::string(label.size() < 10 ? 10 - label.size() : 0, ' ') << "  "
-              << fmt("%10.3f", prepare_ms) << " ms  " << how << std::string(how.size() < 20 ? 20 - how.size() : 0, ' ')
+              << fmt("%10.3f", prepare_ms) << " ms  " << how << std::string(how.size() < 22 ? 22 - how.size() : 0, ' ')
               << fmt("%10.3f", stats_of(ms).median) << " ms  " << sha.substr(0, 16) << "\n";
     rows.push_back({{"dims", label}, {"prepare_ms", prepare_ms}, {"how", how}, {"median_ms", stats_of(ms).median},
                     {"run_ms", ms}, {"outputs_sha256", sha}});

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/inputs.h"
 #include "core/error.h"
 #include "runtime/target.h"
 #include "verify/faults.h"
@@ -31,6 +32,16 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
                "Capture the plan once and replay it where the device can (CUDA graphs; default on)");
   app.add_flag("--verify-constants", o.verify_constants,
                "Read every constant back after upload and compare its SHA-256 with the host bytes");
+  app.add_option_function<std::vector<std::string>>(
+         "--reserve",
+         [&o](const std::vector<std::string>& list) {
+           for (const std::string& a : list) {
+             auto [sym, n] = split_assignment(a, "--reserve");
+             o.reserve[sym] = parse_size(n, "--reserve " + sym);
+           }
+         },
+         "SYMBOL=N: a symbolic program sizes its device memory for lengths up to N when first bound, so "
+         "no later length up to N allocates (repeatable)");
   app.add_option("--staging-slots", o.staging_slots, "Host staging buffers uploads go through (pinned on GPUs)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--staging-slot-bytes", o.staging_slot_bytes, "Bytes per staging buffer")

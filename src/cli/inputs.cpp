@@ -44,14 +44,6 @@ std::string declared_str(const Value& v) {
   return s + "]";
 }
 
-int64_t parse_size(const std::string& text, const std::string& what) {
-  int64_t v = -1;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
-    throw Error(what + ": '" + text + "' is not a non-negative integer");
-  return v;
-}
-
 int input_position(const Graph& g, const std::string& name) {
   for (size_t k = 0; k < g.inputs.size(); ++k)
     if (g.values[g.inputs[k]].name == name) return static_cast<int>(k);
@@ -171,6 +163,14 @@ std::map<std::string, bool> model_symbols(const Graph& g) {
 }
 
 }  // namespace
+
+int64_t parse_size(const std::string& text, const std::string& what) {
+  int64_t v = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+    throw Error(what + ": '" + text + "' is not a non-negative integer");
+  return v;
+}
 
 Graph load_quietly(const std::function<Graph()>& load) {
   std::ostringstream held;

@@ -43,6 +43,9 @@ std::string sweep_label(const InputSpec& step, const std::vector<std::string>& l
 // The --help text that says exactly how inputs are generated.
 extern const char* const kInputGenerationHelp;
 
+// A size given on the command line; `what` ("--dim T") names it in errors.
+int64_t parse_size(const std::string& text, const std::string& what);
+
 // Splits "KEY=VALUE"; `option` ("--input") names the flag in errors.
 std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& option);
 

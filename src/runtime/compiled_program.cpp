@@ -212,11 +212,30 @@ void CompiledProgram::load() {
   dev_->load(code_->bytes, plan_);
   layout_ = layout_device_memory(plan_, mem_, opts_.checked);
   constant_block_ = dev_->allocate(static_cast<size_t>(layout_.constant_total));
-  block_ = dev_->allocate(static_cast<size_t>(layout_.total));
-  block_bytes_ = layout_.total;
+  block_bytes_ = std::max(layout_.total, reserved_bytes());
+  block_ = dev_->allocate(static_cast<size_t>(block_bytes_));
   bind_addresses();
   upload_constants();
   if (opts_.verify_constants) verify_constants();
+}
+
+// Bytes of the length-dependent block at the symbol values of --reserve (the others as bound
+// now); 0 for a program that is not symbolic or reserves nothing.
+int64_t CompiledProgram::reserved_bytes() const {
+  if (opts_.reserve.empty() || !sym_ || code_ != sym_code_) return 0;
+  const std::vector<std::string>& names = sym_->plan.symbols;
+  std::vector<int64_t> values = sym_values_;
+  for (const auto& [name, n] : opts_.reserve) {
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      std::string all;
+      for (const std::string& s : names) all += (all.empty() ? "" : ", ") + s;
+      throw Error("--reserve " + name + ": the symbolic program has no symbol '" + name + "' (symbols: " + all + ")");
+    }
+    values[static_cast<size_t>(it - names.begin())] = std::max<int64_t>(n, 1);
+  }
+  kir::Plan at = instantiate(sym_->plan, values);
+  return layout_device_memory(at, plan_memory(at), opts_.checked).total;
 }
 
 // A symbolic program at a new length: the same code and constants, the rest laid out again
@@ -231,6 +250,7 @@ void CompiledProgram::rebind() {
     dev_->free(old);
     block_ = dev_->allocate(static_cast<size_t>(layout_.total));
     block_bytes_ = layout_.total;
+    ++stats_.grows;
   }
   captured_ = false;  // the launches change with the length
   bind_addresses();

@@ -91,6 +91,7 @@ class CompiledProgram : public Program {
   bool sym_tried_ = false;
   bool sym_bound_ = false;
   std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
+  int64_t reserved_bytes() const;
   std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
   CompileStats stats_;
   int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten

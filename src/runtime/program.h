@@ -1,5 +1,6 @@
 // The public execution contract every target implements: Graph -> compile -> Program -> run.
 #pragma once
+#include <map>
 #include <memory>
 #include <utility>
 #include <string>
@@ -27,6 +28,9 @@ struct CompileOptions {
   // allows (passes/generalise.h); false: one compile per input shape.
   bool symbolic = true;
   bool verify_constants = false;  // read every constant back after upload and compare SHA-256
+  // Symbolic programs: device memory sized at the first bind for these symbol values too (a
+  // profile's longest lengths), so binding any length up to them allocates nothing.
+  std::map<std::string, int64_t> reserve;
   int staging_slots = 64;         // host staging buffers for uploads (tests shrink it)
   size_t staging_slot_bytes = size_t{4} << 20;
   // Test aid: a deliberate fault (verify/planted_fault.h makes one from a spec such as
@@ -50,6 +54,7 @@ class Program {
     int binds = 0;           // new lengths served by the symbolic program, without compiling
     bool symbolic = false;   // the last run used the symbolic program
     double last_bind_ms = 0; // time of the last bind (shapes checked, plan, memory, arguments)
+    int grows = 0;           // binds that allocated a larger block (none up to --reserve)
     std::string note;        // why the program is not symbolic, or why a length was compiled apart
   };
   virtual CompileStats stats() const { return {}; }

@@ -190,7 +190,13 @@ TEST(Printers, HostPrinterSpellsAHandSetSchedule) {
   std::string src = cpu::source_files(p)[1].second;
   EXPECT_NE(src.find("const int64_t lo = vt * 4;"), std::string::npos) << src;
   EXPECT_NE(src.find("float acc[8];"), std::string::npos) << src;
-  EXPECT_NE(src.find("for (int64_t vt = 0; vt < 8; ++vt)\n  for (int64_t vrow = 0; vrow < 8; ++vrow)"), std::string::npos) << src;
+  // The outer loops flattened into one range, innermost first: vrow (8 blocks of 2 rows) inside vt
+  // (8 tiles of 4 lanes) inside v0, counted on in that order after the first iteration.
+  EXPECT_NE(src.find("int64_t vrow = ls_q % (8); ls_q /= (8);\n  int64_t vt = ls_q % (8); ls_q /= (8);\n  int64_t v0 = ls_q;"),
+            std::string::npos) << src;
+  EXPECT_NE(src.find("if (++vrow == (8)) { vrow = 0; if (++vt == (8)) { vt = 0; ++v0;}}"), std::string::npos) << src;
+  // 4 lanes x 2 rows x 24 reduction steps per iteration: at least 32768 / 192 iterations a claim.
+  EXPECT_NE(src.find("ls_run(k0_range, bufs, (int64_t)(1) * (int64_t)(8) * (int64_t)(8), 170);"), std::string::npos) << src;
   EXPECT_NE(src.find("const int64_t v1 = vrow * 2 + c;"), std::string::npos) << src;
 }
 

@@ -1,5 +1,7 @@
 #include "codegen/host_printer.h"
 
+#include <algorithm>
+
 #include "codegen/prelude.h"
 #include "core/error.h"
 
@@ -7,14 +9,30 @@ namespace lockstep::codegen {
 
 using namespace kir;
 
+namespace {
+// Element steps below which a kernel's iterations are not split further between threads.
+constexpr int64_t kGrainWork = 32768;
+}  // namespace
+
+// Kernels run their outer iterations through the runtime's ls_parallel (ls_set_parallel), which
+// hands ranges of them to its threads; without one they run in order on the caller's thread.
 std::string HostPrinter::prelude() const {
-  return dialect().header + "static int ls_threads = 0;\n" + helper_functions(dialect());
+  return dialect().header + R"(static int ls_threads = 0;
+typedef void (*ls_range_fn)(void* const*, int64_t, int64_t);
+typedef void (*ls_parallel_fn)(ls_range_fn, void* const*, int64_t, int64_t, int);
+static ls_parallel_fn ls_parallel = 0;
+static inline void ls_run(ls_range_fn f, void* const* bufs, int64_t n, int64_t grain) {
+  if (n <= 0) return;
+  if (ls_parallel && ls_threads != 1 && n > grain) ls_parallel(f, bufs, n, grain, ls_threads);
+  else f(bufs, 0, n);
+}
+)" + helper_functions(dialect());
 }
 
-std::string HostPrinter::signature(const Plan& p, const Kernel& k) const {
+std::string HostPrinter::signature(const Plan& p, const Kernel& k, const std::string& head) const {
   const std::string& rs = dialect().restrict_kw;
   std::string ot = storage_type(p.buffers[k.out].dtype);
-  std::string src = comment(k) + "extern \"C\" void " + k.name + "(void* const* bufs) {\n";
+  std::string src = head + " {\n";
   src += "  " + ot + "* " + rs + " " + buf_name(k.out) + " = (" + ot + "*)bufs[" + std::to_string(k.out) + "];\n";
   for (int b : kernel_inputs(k)) {
     std::string t = storage_type(p.buffers[b].dtype);
@@ -31,26 +49,52 @@ std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
   if (sc.lanes < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] % sc.rows)))
     throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " rows x " +
                         std::to_string(sc.lanes) + " lanes does not tile " + shape_str(s));
-  std::string src = signature(p, k) + read_symbols(p, k);
-  if (p.buffers[k.out].dims.empty() && shape_numel(s) == 0) return src + "}\n";
+  std::string entry = "extern \"C\" void " + k.name + "(void* const* bufs)";
+  if (p.buffers[k.out].dims.empty() && shape_numel(s) == 0) return comment(k) + signature(p, k, entry) + read_symbols(p, k) + "}\n";
   std::string L = std::to_string(sc.lanes), N = r ? dim(p, k.out, r - 1) : "1";
   std::string tiles = r ? size(kir::binary(Fn::Div, add(dim_expr(p, k.out, r - 1), icst(sc.lanes - 1)), icst(sc.lanes))) : "1";
-  src += "  #pragma omp parallel for collapse(" + std::to_string(r ? r : 1) + ") schedule(static) num_threads(ls_threads > 0 ? ls_threads : omp_get_max_threads())\n";
-  // The tile loop sits outside dim tile_at; a reduction's dim before the last runs in blocks of rows.
+  // The outer loops, outermost first: the dims before the last, the tile loop at tile_at, a
+  // reduction's dim before the last in blocks of rows. They are flattened into one range of
+  // iterations that the runtime splits between threads; each iteration is the same block of
+  // work whichever thread runs it.
+  std::vector<std::pair<std::string, std::string>> loops;
   size_t tile_at = static_cast<size_t>(sc.tile_at);
   for (size_t d = 0; d + 1 < r || (d == tile_at && d < r); ++d) {
-    if (d == tile_at) src += "  " + loop("vt", tiles);
+    if (d == tile_at) loops.push_back({"vt", tiles});
     bool blocked = sc.rows > 1 && d == r - 2;
-    if (d + 1 < r) src += "  " + (blocked ? loop("vrow", s[d] / sc.rows) : loop("v" + std::to_string(d), dim(p, k.out, d)));
+    if (d + 1 < r)
+      loops.push_back(blocked ? std::pair<std::string, std::string>{"vrow", std::to_string(s[d] / sc.rows)}
+                              : std::pair<std::string, std::string>{"v" + std::to_string(d), dim(p, k.out, d)});
   }
-  if (r == 0) src += "  " + loop("vt", tiles);
+  if (r == 0) loops.push_back({"vt", tiles});
+  std::string count;
+  for (const auto& l : loops) count += (count.empty() ? "" : " * ") + std::string("(int64_t)(") + l.second + ")";
+  // Never inlined into the entry: one thread or many, every iteration runs the same machine code.
+  std::string src = comment(k) + signature(p, k, "static __attribute__((noinline)) void " + k.name + "_range(void* const* bufs, int64_t ls_begin, int64_t ls_end)");
+  src += read_symbols(p, k);
+  // The first iteration's loop indices by division, each later one's by counting on.
+  src += "  int64_t ls_q = ls_begin;\n";
+  for (size_t i = loops.size(); i-- > 1;)
+    src += "  int64_t " + loops[i].first + " = ls_q % (" + loops[i].second + "); ls_q /= (" + loops[i].second + ");\n";
+  src += "  int64_t " + loops[0].first + " = ls_q;\n";
+  std::string next;
+  for (size_t i = loops.size(); i-- > 1;) next += "if (++" + loops[i].first + " == (" + loops[i].second + ")) { " + loops[i].first + " = 0; ";
+  next += "++" + loops[0].first + ";" + std::string(loops.size() - 1, '}');
+  src += "  for (int64_t ls_i = ls_begin; ls_i < ls_end; ++ls_i) {\n";
   src += "  {\n";
   src += "    const int64_t lo = vt * " + L + ";\n";
   src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n";
-  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
+  // Grain: the iterations a thread takes at the least, about kGrainWork element steps (an
+  // element's reduction steps, else the element), so that a small kernel runs on one thread.
+  const Expr* red = find_reduce(k.body);
+  int64_t work = sc.lanes * (red ? sc.rows * shape_numel(red->shape) : 1);
+  int64_t grain = std::max<int64_t>(1, kGrainWork / std::max<int64_t>(1, work));
+  std::string tail = "    " + next + "\n  }\n}\n" + signature(p, k, entry) + read_symbols(p, k) + "  ls_run(" + k.name +
+                     "_range, bufs, " + count + ", " + std::to_string(grain) + ");\n}\n";
+  if (red) return src + reduction(p, k, *red) + tail;
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
-  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n}\n";
+  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n" + tail;
 }
 
 // rows x lanes accumulators: each input row loaded serves `rows` outputs of the dim before the
@@ -79,7 +123,7 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
   src += "    }\n    } else {\n" + loops + "    {\n";
   src += "        " + row + "        for (int j = 0; j < n; ++j) { " + lane + " " + step + " }\n        }\n    }\n    }\n";
   src += "    " + row + "    for (int64_t j = 0; j < n; ++j) {\n      " + lane + "\n";
-  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n  }\n}\n";
+  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n  }\n";
 }
 
 std::string HostPrinter::epilogue(const Plan& p) const {
@@ -92,7 +136,8 @@ std::string HostPrinter::epilogue(const Plan& p) const {
   // Buffer sizes the kernels were built for: the runtime refuses a module built for another plan.
   s += "extern const long long ls_buffer_bytes[];\nconst long long ls_buffer_bytes[] = " + buffer_bytes_init(p);
   s += ";\nextern const int ls_buffer_count;\nconst int ls_buffer_count = " + std::to_string(p.buffers.size()) + ";\n";
-  s += "void ls_set_threads(int n) { ls_threads = n; }\n}\n";
+  s += "void ls_set_threads(int n) { ls_threads = n; }\n";
+  s += "void ls_set_parallel(ls_parallel_fn f) { ls_parallel = f; }\n}\n";
   return s;
 }
 

@@ -1,4 +1,4 @@
-// Host targets: C++ with OpenMP loops over output elements, laid out by each kernel's Host
+// Host targets: C++ loops over output elements, laid out by each kernel's Host
 // schedule; the last dim is processed in tiles of lanes so that reductions keep one
 // accumulator per lane and vectorise across lanes.
 #pragma once
@@ -14,13 +14,15 @@ class HostPrinter : public CPrinter {
   // One kernel with the ONNX nodes it computes in a comment; an InternalError without a
   // Host schedule.
   std::string kernel(const kir::Plan& p, const kir::Kernel& k) const;
-  // The kernel table and thread control that the runtime looks up with dlsym.
+  // The kernel table and thread control (ls_set_threads, ls_set_parallel) that the runtime
+  // looks up with dlsym.
   std::string epilogue(const kir::Plan& p) const;
   // Prelude + every kernel + epilogue: the translation unit the system compiler builds.
   std::string program(const kir::Plan& p) const;
 
  private:
-  std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
+  // `head` { and a pointer for each buffer the kernel reads or writes.
+  std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& head) const;
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
 };
 

@@ -26,7 +26,6 @@ codegen::CDialect dialect() {
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <omp.h>
 )";
   d.fn = "static inline";
   d.restrict_kw = "__restrict";

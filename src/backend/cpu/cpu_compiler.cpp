@@ -21,8 +21,10 @@ namespace {
 // compute both sides of a select, which lets it vectorise loops over the math library
 // (codegen/math_library.h); it changes no value (no reassociation, contraction or finite-only
 // assumptions come with it).
+// -fopenmp-simd: the `omp simd` hints only; threads are lockstep's own (thread_pool.h), so the
+// module does not bring in an OpenMP runtime.
 const char* kFlags =
-    "-std=c++17 -O3 -march=native -fopenmp -fPIC -shared -ffp-contract=off -fno-trapping-math -fwrapv -fno-math-errno";
+    "-std=c++17 -O3 -march=native -fopenmp-simd -fPIC -shared -ffp-contract=off -fno-trapping-math -fwrapv -fno-math-errno";
 
 std::vector<std::string> compiler() {
   const char* c = std::getenv("LOCKSTEP_CXX");

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
+#include "backend/cpu/thread_pool.h"
 #include "core/dirs.h"
 #include "core/error.h"
 #include "core/sha256.h"
@@ -32,7 +33,7 @@ namespace {
 void* sym(void* handle, const char* name) { return dlsym(handle, name); }
 
 // Loads a shared object from its bytes: written to a private folder, opened, and the file
-// removed. Never unloaded: the OpenMP runtime it brings in has threads that outlive any run.
+// removed; its kernels run their iterations on the process's thread pool. Never unloaded.
 std::shared_ptr<const CpuDevice::Module> open_module(const std::string& code) {
   PrivateTempDir dir("lockstep-cpu");
   std::string so = (dir.path() / "program.so").string();
@@ -45,8 +46,10 @@ std::shared_ptr<const CpuDevice::Module> open_module(const std::string& code) {
   m->set_threads = reinterpret_cast<void (*)(int)>(sym(h, "ls_set_threads"));
   m->buffer_bytes = reinterpret_cast<const long long*>(sym(h, "ls_buffer_bytes"));
   auto buffers = reinterpret_cast<const int*>(sym(h, "ls_buffer_count"));
-  if (!table || !count || !m->set_threads || !m->buffer_bytes || !buffers)
+  auto set_parallel = reinterpret_cast<void (*)(decltype(&parallel_for))>(sym(h, "ls_set_parallel"));
+  if (!table || !count || !m->set_threads || !m->buffer_bytes || !buffers || !set_parallel)
     throw InternalError("cpu: compiled code lacks the kernel table lockstep generates");
+  set_parallel(&parallel_for);
   m->kernels.assign(table, table + *count);
   m->buffer_count = *buffers;
   return m;
@@ -140,7 +143,7 @@ std::shared_ptr<Fence> CpuDevice::fence() { return std::make_shared<DoneFence>()
 TargetInfo target_info() {
   TargetInfo t;
   t.name = "cpu";
-  t.summary = "C++ with OpenMP, built by the system compiler";
+  t.summary = "C++ on lockstep's thread pool, built by the system compiler";
   t.desc = target_desc();
   t.program_source = program_source;
   t.source_files = source_files;

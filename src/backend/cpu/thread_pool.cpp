@@ -1,9 +1,11 @@
 #include "backend/cpu/thread_pool.h"
 
+#if defined(__linux__)
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -30,12 +32,22 @@ int64_t iteration(int64_t n, uint32_t units, uint32_t u) {
   return n == units ? u : static_cast<int64_t>(static_cast<__int128>(n) * u / units);
 }
 
+// Sleeps while a == expected (spurious returns allowed; callers loop).
 void futex_wait(std::atomic<uint32_t>& a, uint32_t expected) {
+#if defined(__linux__)
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+#else
+  a.wait(expected, std::memory_order_seq_cst);  // elsewhere (macOS): C++20's atomic wait
+#endif
 }
 
 void futex_wake(std::atomic<uint32_t>& a, int count) {
+#if defined(__linux__)
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a), FUTEX_WAKE_PRIVATE, count, nullptr, nullptr, 0);
+#else
+  if (count == 1) a.notify_one();
+  else a.notify_all();
+#endif
 }
 
 inline void cpu_relax() {
@@ -190,9 +202,11 @@ Pool& pool() {
 }  // namespace
 
 int available_cores() {
+#if defined(__linux__)
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return std::max(1u, std::thread::hardware_concurrency());
+#endif
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 void parallel_for(RangeFn fn, void* const* bufs, int64_t n, int64_t grain, int threads) {

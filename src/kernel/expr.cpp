@@ -277,7 +277,7 @@ bool same(const ExprP& a, const ExprP& b) { return a == b || to_string(a) == to_
 static const char* fn_name(Fn fn) {
   static const char* names[] = {"none", "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "erf", "not",
                                 "floor", "add", "sub", "mul", "div", "mod", "pow", "min", "max", "lt",
-                                "le", "eq", "and", "or", "idiv", "ipow"};
+                                "le", "eq", "and", "or", "idiv", "ipow", "dot"};
   return names[static_cast<int>(fn)];
 }
 

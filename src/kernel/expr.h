@@ -20,7 +20,7 @@ enum class Op : uint8_t {
   Binary,  // fn(args[0], args[1])
   Select,  // args[0] ? args[1] : args[2]; only the chosen side is evaluated
   Cast,    // args[0] converted to `type`
-  Reduce,  // fold of args[0] with fn (Add or Max) over vars first_var.. (extents in `shape`)
+  Reduce,  // fold of args[0] with fn (Add, Dot or Max) over vars first_var.. (extents in `shape`)
 };
 
 enum class Fn : uint8_t {
@@ -35,6 +35,10 @@ enum class Fn : uint8_t {
   // Exact integer power in the base's type (wrapping like repeated multiplication); for a
   // negative exponent the truncated value (only |base| == 1 survives). Made by legalize.
   IPow,
+  // Reduce only: a sum whose term is the node's own product (Conv, MatMul, Gemm), stepped by a
+  // fused multiply-add where the term is a float product. Fusion never makes one, so a product
+  // fused in from another node is summed as before, and every pass limit gives the same bytes.
+  Dot,
 };
 
 struct Expr;

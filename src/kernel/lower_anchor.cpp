@@ -71,7 +71,7 @@ ConvIndex channel_index(int64_t G, int64_t Cg, int64_t Mg, size_t r, bool transp
 // out = sum over (channel, taps) of `term`, plus the bias if the node has one.
 void emit_conv_sum(Lowering& L, int n, ExprP term, size_t r, const Shape& extents) {
   const Node& node = L.g.nodes[n];
-  ExprP body = reduce(Fn::Add, std::move(term), static_cast<int>(r), extents);
+  ExprP body = reduce(Fn::Dot, std::move(term), static_cast<int>(r), extents);
   if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
   L.emit(n, node.outputs[0], body);
 }
@@ -178,7 +178,7 @@ void lower_matmul(Lowering& L, int n) {
     ai.push_back(v(r - 2)); ai.push_back(k);
     bi.push_back(k); bi.push_back(v(r - 1));
   }
-  L.emit(n, y, reduce(Fn::Add, binary(Fn::Mul, L.read(a, ai), L.read(b, bi)), static_cast<int>(r), {K}));
+  L.emit(n, y, reduce(Fn::Dot, binary(Fn::Mul, L.read(a, ai), L.read(b, bi)), static_cast<int>(r), {K}));
 }
 
 void lower_gemm(Lowering& L, int n) {
@@ -192,7 +192,7 @@ void lower_gemm(Lowering& L, int n) {
   ExprP k = v(2);
   ExprP prod = binary(Fn::Mul, L.read(a, ta ? std::vector<ExprP>{k, v(0)} : std::vector<ExprP>{v(0), k}),
                       L.read(b, tb ? std::vector<ExprP>{v(1), k} : std::vector<ExprP>{k, v(1)}));
-  ExprP body = reduce(Fn::Add, prod, 2, {K});
+  ExprP body = reduce(Fn::Dot, prod, 2, {K});
   if (alpha != 1.0) body = binary(Fn::Mul, cst(alpha, t), body);
   if (node.inputs.size() > 2 && node.inputs[2] >= 0) {
     ExprP cterm = L.read_bcast(node.inputs[2], 2);

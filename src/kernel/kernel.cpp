@@ -22,11 +22,15 @@ std::vector<int> kernel_inputs(const Kernel& k) {
   return bufs;
 }
 
+std::string node_list(const Kernel& k) {
+  std::string s;
+  for (const std::string& n : k.nodes) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 std::string describe(const Plan& p, const Kernel& k) {
-  std::string nodes;
-  for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
   const Buffer& b = p.buffers[k.out];
-  return k.name + " [" + nodes + "]: b" + std::to_string(k.out) + dtype_name(b.dtype) +
+  return k.name + " [" + node_list(k) + "]: b" + std::to_string(k.out) + dtype_name(b.dtype) +
          shape_str(b.shape) + " = " + to_string(k.body) + (k.schedule.chosen() ? " {" + describe(k.schedule) + "}" : "");
 }
 

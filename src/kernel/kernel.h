@@ -79,6 +79,9 @@ ExprP numel_expr(const Plan& p, int b);
 // naming its node.
 void require_checks_pass(const Plan& p, const std::vector<int64_t>& counts);
 
+// The kernel's ONNX nodes, comma-separated ("a, b, c"), for messages.
+std::string node_list(const Kernel& k);
+
 // Readable listing of a kernel / plan ("k3 [conv /flow/..]: b7[1,144,1024] = ...").
 std::string describe(const Plan& p, const Kernel& k);
 std::string describe(const Plan& p);

@@ -35,15 +35,8 @@ ExprP exact_integer_pow(const ExprP& e) {
   return changed ? with_args(*e, std::move(args)) : e;
 }
 
-
-std::string nodes_of(const Kernel& k) {
-  std::string s;
-  for (const std::string& n : k.nodes) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 [[noreturn]] void lacks(const Kernel& k, const TargetDesc& t, const char* type, const std::string& where) {
-  throw Error("node '" + nodes_of(k) + "' " + where + " " + type + ", which target '" + t.name +
+  throw Error("node '" + node_list(k) + "' " + where + " " + type + ", which target '" + t.name +
               "' does not have");
 }
 

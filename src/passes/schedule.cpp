@@ -52,12 +52,6 @@ Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
   return g;
 }
 
-std::string node_list(const Kernel& k) {
-  std::string s;
-  for (const std::string& n : k.nodes) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 }  // namespace
 
 Schedule schedule_for(const Plan& p, const Kernel& k, const TargetDesc& t) {

@@ -84,14 +84,8 @@ std::optional<Cut> cut(const ExprP& e, const Expr* part, const ExprP& by) {
   return std::nullopt;
 }
 
-std::string nodes_of(const Kernel& k) {
-  std::string s;
-  for (const std::string& n : k.nodes) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 [[noreturn]] void too_wide(const Kernel& k, size_t n) {
-  throw Error("node '" + nodes_of(k) + "' reads " + std::to_string(n) + " tensors in one kernel, and no part of it " +
+  throw Error("node '" + node_list(k) + "' reads " + std::to_string(n) + " tensors in one kernel, and no part of it " +
               "can be computed apart: at most " + std::to_string(kMaxKernelLoads) + " are supported");
 }
 

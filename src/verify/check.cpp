@@ -218,32 +218,38 @@ std::string short_sha(const std::vector<std::string>& s) {
 }
 
 StageRow row(const std::string& target, const std::string& stage, bool ok, std::string detail,
-             std::vector<std::string> sha = {}) {
-  return StageRow{target, stage, ok ? StageRow::Agree : StageRow::Differ, std::move(detail), std::move(sha)};
+             std::vector<std::string> sha = {}, std::vector<std::string> corrupted = {}) {
+  return StageRow{target, stage, ok ? StageRow::Agree : StageRow::Differ, std::move(detail), std::move(sha),
+                  std::move(corrupted)};
 }
 
-// A fresh compile of `g` with `o`, run once; empty with the error in `why` when it fails.
-// The constants of `p` whose resident bytes differ from the host's (none where the target
-// cannot read them back).
-std::vector<std::string> corrupted_constants(Program& p) {
+// The constants of `p` whose resident bytes differ from the host's; `count`: how many were
+// compared. Throws Unsupported where the target cannot read them back.
+std::vector<std::string> mismatched_constants(Program& p, int* count = nullptr) {
   std::vector<std::string> names;
-  try {
-    for (const auto& c : p.check_constants())
-      if (c.host_sha256 != c.resident_sha256) names.push_back(c.value);
-  } catch (const Error&) {
-  }
+  std::vector<Program::ConstantCheck> checks = p.check_constants();
+  for (const auto& c : checks)
+    if (c.host_sha256 != c.resident_sha256) names.push_back(c.value);
+  if (count) *count = static_cast<int>(checks.size());
   return names;
 }
 
+// A fresh compile of `g` with `o`, run once; empty with the error in `why` when it fails.
 // With `want`: where the result differs from it, the compile's corrupted constants go to
-// `corrupted`, so a later stage that differs is localised further.
+// `corrupted` (none where the target cannot read them back), so a later stage that differs
+// is localised further.
 std::vector<std::string> compile_and_hash(Session& s, const Graph& g, const TensorMap& in, const CompileOptions& o,
                                           std::string& why, const std::vector<std::string>* want = nullptr,
                                           std::vector<std::string>* corrupted = nullptr) {
   try {
     std::unique_ptr<Program> p = s.compile(g, in, o);
     std::vector<std::string> sha = output_sha256(p->run(in));
-    if (want && corrupted && sha != *want) *corrupted = corrupted_constants(*p);
+    if (want && corrupted && sha != *want) {
+      try {
+        *corrupted = mismatched_constants(*p);
+      } catch (const Error&) {  // not readable back: the row still says the outputs differ
+      }
+    }
     return sha;
   } catch (const Error& e) {
     why = e.what();
@@ -309,12 +315,8 @@ std::string brief_list(const std::vector<std::string>& items, size_t most, const
 
 StageRow stage_constants(const std::string& target, Program& p, const std::string& when, std::vector<std::string>* changed) {
   try {
-    std::vector<std::string> names;
     int n = 0;
-    for (const auto& c : p.check_constants()) {
-      ++n;
-      if (c.host_sha256 != c.resident_sha256) names.push_back(c.value);
-    }
+    std::vector<std::string> names = mismatched_constants(p, &n);
     if (changed) *changed = names;
     return row(target, "constants", names.empty(),
                names.empty() ? std::to_string(n) + " constants match the host bytes " + when
@@ -331,14 +333,11 @@ StageRow stage_repeat(Session& s, const Graph& g, const TensorMap& in, const std
     std::string why;
     std::vector<std::string> bad;
     std::vector<std::string> r = compile_and_hash(s, g, in, s.options(), why, &sha, &bad);
-    if (r != sha) {
-      StageRow d = row(s.target(), "in-process compiles", false,
-                       "compile " + std::to_string(k + 1) + " gives " + (why.empty() ? short_sha(r) : why) +
-                           corrupted_note("its", bad),
-                       r);
-      d.corrupted = bad;
-      return d;
-    }
+    if (r != sha)
+      return row(s.target(), "in-process compiles", false,
+                 "compile " + std::to_string(k + 1) + " gives " + (why.empty() ? short_sha(r) : why) +
+                     corrupted_note("its", bad),
+                 r, bad);
   }
   return row(s.target(), "in-process compiles", true, std::to_string(compiles) + " compiles, one result", sha);
 }
@@ -350,10 +349,8 @@ StageRow stage_cache(Session& s, const Graph& g, const TensorMap& in, const std:
   s.progress("compiling with the " + what);
   std::vector<std::string> bad;
   std::vector<std::string> r = compile_and_hash(s, g, in, o, why, &sha, &bad);
-  StageRow d = row(s.target(), "cache on/off", r == sha,
-                   what + ": " + (why.empty() ? short_sha(r) : why) + corrupted_note("its", bad), r);
-  d.corrupted = bad;
-  return d;
+  return row(s.target(), "cache on/off", r == sha,
+             what + ": " + (why.empty() ? short_sha(r) : why) + corrupted_note("its", bad), r, bad);
 }
 
 StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha) {
@@ -399,9 +396,7 @@ StageRow stage_aba(Session& s, const Graph& g, const TensorMap& in, const std::v
   std::string detail = "B = " + which + "; B after A: " + (why_b.empty() ? short_sha(sb) : "failed: " + why_b) +
                        "; B alone: " + short_sha(alone) + "; A again: " + (why_a.empty() ? short_sha(sa) : "failed: " + why_a) +
                        corrupted_note("A again's", bad);
-  StageRow d = row(s.target(), "A-B-A", ok, detail, sa);
-  d.corrupted = bad;
-  return d;
+  return row(s.target(), "A-B-A", ok, detail, sa, bad);
 }
 
 namespace {

@@ -226,8 +226,6 @@ std::string CPrinter::comment(const Kernel& k) const {
   return s + "\n";
 }
 
-// Max propagates NaN; a sum adds each term rounded on its own (no fused multiply-add: on the
-// GPU it gained nothing for the decoder, and on the host it cost 10-20%).
 // A node's own sum of products whose term is a product of two operands of its float type.
 static bool fusable_product(const Expr& red) {
   const Expr& m = *red.args[0];
@@ -239,7 +237,7 @@ static bool fusable_product(const Expr& red) {
 // A Conv's, MatMul's or Gemm's sum of products steps by one fused multiply-add: IEEE's fma
 // rounds once, exactly, on every target (C, CUDA, OpenCL C and MSL alike), so the bits stay the
 // same everywhere, and the sum runs at the hardware's fused rate. Other Dot terms (a masked
-// transposed conv's phases) and plain sums add as before.
+// transposed conv's phases) and plain sums add each term rounded on its own; Max propagates NaN.
 std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const {
   std::string at = compute_type(red.type);
   if (red.fn == Fn::Max) return acc + " = " + helper("ls_max_nan", red.type) + "(" + acc + ", (" + at + ")(" + expr(red.args[0]) + "));";

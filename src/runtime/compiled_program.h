@@ -42,6 +42,7 @@ class CompiledProgram : public Program {
   bool fits_symbolic(const std::vector<TypeInfo>& types) const;
   std::string length_of(const std::vector<TypeInfo>& types) const;
   void load();
+  int64_t reserved_bytes() const;  // the block's size at --reserve's lengths (0: none)
   void rebind();
   void bind_addresses();
   void need_device() const;
@@ -91,7 +92,6 @@ class CompiledProgram : public Program {
   bool sym_tried_ = false;
   bool sym_bound_ = false;
   std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
-  int64_t reserved_bytes() const;
   std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
   CompileStats stats_;
   int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten

@@ -27,12 +27,12 @@ class StagingPool {
   size_t slot_bytes() const { return slot_bytes_; }
 
   // Everything uploaded between begin() and end() goes to `dev`, one batch at a time (the pool
-  // is locked from begin() to end()). With `skip_wait` (the fault), a batch of weights takes
-  // slots as the reported pool gave them (reported_slot), slots this batch wrote are rewritten without
+  // is locked from begin() to end()). `weights`: the batch uploads a program's constants, which
+  // the reported pool staged. With `skip_wait` (the fault), a batch of weights takes slots as
+  // the reported pool gave them (reported_slot), slots this batch wrote are rewritten without
   // waiting and every copy is issued only at end(): the race is lost every time, not now and
   // then (a queue held back instead would deadlock once it fills). Copies of earlier batches
   // are still waited for, so what is corrupted does not depend on timing.
-  // `weights`: the batch uploads a program's constants, which the reported pool staged.
   void begin(Device& dev, bool skip_wait, bool weights = false);
   void upload(DevicePtr dst, const void* src, size_t bytes);
   void end();

@@ -27,7 +27,7 @@ const TypeHistory kOrderTypes = {{7, kFloat}, {9, kNumeric & ~kBf16}, {13, kNume
 
 void infer_unary(InferCtx& c, TypeHistory h) {
   require_types(c, 0, h);
-  c.out[0] = c.in[0];
+  c.out[0] = c.input(0);
 }
 
 // Both inputs of one dtype, broadcast together; comparisons answer bool.
@@ -35,7 +35,7 @@ void infer_binary(InferCtx& c, TypeHistory h, bool to_bool) {
   require_types(c, 0, h);
   require_types(c, 1, h);
   c.require_same_dtype(0, 1);
-  c.out[0] = infer_broadcast(c, {0, 1}, to_bool ? DType::boolean : c.in[0].dtype);
+  c.out[0] = infer_broadcast(c, {0, 1}, to_bool ? DType::boolean : c.input(0).dtype);
 }
 
 // out = op(a, b) over the broadcast of inputs 0 and 1. Floats go through fop in double;

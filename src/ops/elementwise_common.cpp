@@ -36,7 +36,7 @@ void require_types(const InferCtx& c, size_t k, TypeHistory h) {
   require_op_exists(c, h);
   require_present(c, k);
   TypeSet allowed = types_at(h, c.opset);
-  DType d = c.in[k].dtype;
+  DType d = c.input(k).dtype;
   if (!(allowed & types({d})))
     c.fail(input_label(c, k) + " has dtype " + dtype_name(d) + ", which " + c.node.op_type +
            " does not accept at opset " + std::to_string(c.opset) + " (allowed: " +
@@ -67,8 +67,8 @@ static bool broadcast_all(const std::vector<Shape>& shapes, Shape& out) {
 TypeInfo infer_broadcast(const InferCtx& c, std::initializer_list<size_t> inputs, DType out) {
   std::vector<Shape> shapes;
   for (size_t k : inputs) {
-    if (!c.in[k].rank_known) return TypeInfo{out, false, {}};
-    shapes.push_back(c.in[k].dims);
+    if (!c.input(k).rank_known) return TypeInfo{out, false, {}};
+    shapes.push_back(c.input(k).dims);
   }
   TypeInfo t{out, true, {}};
   if (!broadcast_all(shapes, t.dims))

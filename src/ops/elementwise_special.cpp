@@ -41,7 +41,7 @@ void infer_pow(InferCtx& c) {
   require_types(c, 0, {{7, kFloat}, {12, kFloat | kIntBase}, {13, kFloat | kBf16 | kIntBase}});
   require_types(c, 1, {{7, kFloat}, {12, kNumeric & ~kBf16}, {15, kNumeric}});
   if (c.opset < 12) c.require_same_dtype(0, 1);
-  c.out[0] = infer_broadcast(c, {0, 1}, c.in[0].dtype);
+  c.out[0] = infer_broadcast(c, {0, 1}, c.input(0).dtype);
 }
 
 void ref_pow(RefCtx& c) {
@@ -72,13 +72,13 @@ void infer_clip(InferCtx& c) {
     for (size_t k = 1; k < 3; ++k) {
       if (!c.has_input(k)) continue;
       c.require_same_dtype(0, k);
-      const TypeInfo& t = c.in[k];
+      const TypeInfo& t = c.input(k);
       // ONNX says scalar; a one-element [1] is accepted as ONNX Runtime does.
       if (t.rank_known && !(t.dims.empty() || (t.dims.size() == 1 && t.dims[0] == 1)))
         c.fail(input_label(c, k) + " must be a scalar, got " + t.str());
     }
   }
-  c.out[0] = c.in[0];
+  c.out[0] = c.input(0);
 }
 
 static const RefTensor* clip_bound(const RefCtx& c, size_t k) {
@@ -117,7 +117,7 @@ void infer_where(InferCtx& c) {
   require_types(c, 1, value_types);
   require_types(c, 2, value_types);
   c.require_same_dtype(1, 2);
-  c.out[0] = infer_broadcast(c, {0, 1, 2}, c.in[1].dtype);
+  c.out[0] = infer_broadcast(c, {0, 1, 2}, c.input(1).dtype);
 }
 
 void ref_where(RefCtx& c) {
@@ -175,7 +175,7 @@ void infer_cast(InferCtx& c) {
   std::string mode = c.attr_string("round_mode", "up");
   if (mode != "up" && mode != "down" && mode != "nearest")
     c.fail("attribute 'round_mode' must be 'up', 'down' or 'nearest', got '" + mode + "'");
-  c.out[0] = TypeInfo{to, c.in[0].rank_known, c.in[0].dims};
+  c.out[0] = TypeInfo{to, c.input(0).rank_known, c.input(0).dims};
 }
 
 // Floats round to the target's precision; float to integer truncates toward zero; integer to

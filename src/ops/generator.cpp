@@ -30,7 +30,7 @@ void infer_shape(InferCtx& c) {
   if (c.opset < 15 && (c.has_attr("start") || c.has_attr("end")))
     c.fail("attributes 'start' and 'end' exist from opset 15, the model imports opset " +
            std::to_string(c.opset));
-  const TypeInfo& x = c.in[0];
+  const TypeInfo& x = c.input(0);
   if (!x.rank_known) return c.set_output(0, DType::i64, {-1});
   auto [lo, hi] = shape_slice(c, static_cast<int64_t>(x.dims.size()));
   c.set_output(0, DType::i64, {hi - lo});
@@ -140,7 +140,7 @@ void infer_constant_of_shape(InferCtx& c) {
   require_types(c, 0, {{9, types({DType::i64})}});
   c.require_rank(0, 1);
   DType t = fill_value(c).dtype;
-  const TypeInfo& in = c.in[0];
+  const TypeInfo& in = c.input(0);
   if (const RefTensor* v = c.value(0)) c.set_output(0, t, requested_shape(c, *v));
   else if (in.rank_known && in.dims[0] >= 0) c.set_output(0, t, Shape(in.dims[0], -1));
   else c.set_output_unknown_rank(0, t);
@@ -187,7 +187,7 @@ void infer_range(InferCtx& c) {
   }
   const RefTensor *s = c.value(0), *l = c.value(1), *d = c.value(2);
   int64_t n = s && l && d ? range_length(c, *s, *l, *d) : -1;
-  c.set_output(0, c.in[0].dtype, {n});
+  c.set_output(0, c.input(0).dtype, {n});
 }
 
 // Element i is start + i * delta, as the spec defines it (no accumulated rounding).

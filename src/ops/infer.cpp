@@ -6,7 +6,7 @@
 
 namespace lockstep {
 
-void check_node_schema(const Graph& g, int n) {
+const OpDef* check_node_schema(const Graph& g, int n) {
   const Node& node = g.nodes[n];
   const OpDef* def = find_op(node.domain, node.op_type);
   if (!def) {
@@ -31,6 +31,7 @@ void check_node_schema(const Graph& g, int n) {
     if (attr.kind == Attr::Unsupported)
       throw Unsupported(g.label(n) + ": attribute '" + key + "' has a kind lockstep does not read");
   }
+  return def;
 }
 
 // Rejects shapes no run could allocate (and whose element count would overflow int64).
@@ -57,12 +58,14 @@ static bool foldable(const std::vector<const RefTensor*>& vals, const InferCtx& 
   return total <= kFoldLimit;
 }
 
-static void infer_node(const Graph& g, int n, GraphTypes& gt) {
+static void infer_node(const Graph& g, int n, const OpDef* def, GraphTypes& gt) {
   const Node& node = g.nodes[n];
-  const OpDef* def = find_op(node.domain, node.op_type);
   InferCtx c(g, n);
+  c.in.reserve(node.inputs.size());
+  c.in_value.reserve(node.inputs.size());
   for (int v : node.inputs) {
-    c.in.push_back(v >= 0 ? gt.type[v] : TypeInfo{});
+    static const TypeInfo omitted;
+    c.in.push_back(v >= 0 ? &gt.type[v] : &omitted);
     c.in_value.push_back(v >= 0 && gt.value[v] ? &*gt.value[v] : nullptr);
   }
   c.out.resize(node.outputs.size());
@@ -85,8 +88,17 @@ static void infer_node(const Graph& g, int n, GraphTypes& gt) {
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     int v = node.outputs[k];
     if (v < 0) continue;
-    gt.type[v] = c.out[k];
-    if (c.out_value[k]) gt.value[v] = std::move(c.out_value[k]);
+    gt.type[v] = std::move(c.out[k]);
+    gt.value[v] = std::move(c.out_value[k]);  // none: a value folded at other input types is gone
+  }
+}
+
+// The schema checks run once per graph (they do not depend on types); gt.defs keeps their result.
+static void infer_nodes(const Graph& g, GraphTypes& gt) {
+  bool checked = gt.defs.size() == g.nodes.size();
+  for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
+    if (!checked) gt.defs.push_back(check_node_schema(g, n));
+    infer_node(g, n, gt.defs[n], gt);
   }
 }
 
@@ -105,11 +117,16 @@ GraphTypes infer_graph(const Graph& g, const std::vector<TypeInfo>* inputs,
     gt.type[g.inputs[k]] = inputs ? (*inputs)[k] : g.values[g.inputs[k]].type;
     if (input_values && (*input_values)[k]) gt.value[g.inputs[k]] = *(*input_values)[k];
   }
-  for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
-    check_node_schema(g, n);
-    infer_node(g, n, gt);
-  }
+  infer_nodes(g, gt);
   return gt;
+}
+
+void reinfer_graph(const Graph& g, GraphTypes& gt, const std::vector<TypeInfo>& inputs) {
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    gt.type[g.inputs[k]] = inputs[k];
+    gt.value[g.inputs[k]].reset();
+  }
+  infer_nodes(g, gt);
 }
 
 }  // namespace lockstep

@@ -60,18 +60,18 @@ static std::string input_name(const OpCtx& c, size_t k) {
 }
 
 void InferCtx::require_float(size_t k) const {
-  if (!dtype_is_float(in[k].dtype))
-    fail(input_name(*this, k) + " must be a floating type, got " + dtype_name(in[k].dtype));
+  if (!dtype_is_float(input(k).dtype))
+    fail(input_name(*this, k) + " must be a floating type, got " + dtype_name(input(k).dtype));
 }
 void InferCtx::require_same_dtype(size_t a, size_t b) const {
-  if (in[a].dtype != in[b].dtype)
-    fail(input_name(*this, a) + " is " + dtype_name(in[a].dtype) + " but " +
-         input_name(*this, b) + " is " + dtype_name(in[b].dtype));
+  if (input(a).dtype != input(b).dtype)
+    fail(input_name(*this, a) + " is " + dtype_name(input(a).dtype) + " but " +
+         input_name(*this, b) + " is " + dtype_name(input(b).dtype));
 }
 void InferCtx::require_rank(size_t k, int64_t rank) const {
-  if (in[k].rank_known && static_cast<int64_t>(in[k].dims.size()) != rank)
+  if (input(k).rank_known && static_cast<int64_t>(input(k).dims.size()) != rank)
     fail(input_name(*this, k) + " must have rank " + std::to_string(rank) + ", got " +
-         in[k].str());
+         input(k).str());
 }
 
 const RefTensor& RefCtx::input(size_t k) const {

@@ -52,12 +52,12 @@ class OpCtx {
 class InferCtx : public OpCtx {
  public:
   using OpCtx::OpCtx;
-  std::vector<TypeInfo> in;
+  std::vector<const TypeInfo*> in;  // into the graph's types (never null: an omitted input's is untyped)
   std::vector<const RefTensor*> in_value;
   std::vector<TypeInfo> out;
   std::vector<std::optional<RefTensor>> out_value;
 
-  const TypeInfo& input(size_t k) const { return in[k]; }
+  const TypeInfo& input(size_t k) const { return *in[k]; }
   const RefTensor* value(size_t k) const { return k < in_value.size() ? in_value[k] : nullptr; }
   void set_output(size_t k, DType t, Shape dims) { out[k] = TypeInfo{t, true, std::move(dims)}; }
   void set_output_unknown_rank(size_t k, DType t) { out[k] = TypeInfo{t, false, {}}; }

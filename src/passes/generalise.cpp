@@ -64,12 +64,12 @@ std::vector<int64_t> symbol_values(const Graph& g, const std::vector<TypeInfo>& 
       int j = symbol_index(g, k, d, symbols);
       if (j < 0) continue;
       int64_t n = types[k].dims[d];
-      std::string here = "input '" + val.name + "' axis " + std::to_string(d);
+      auto here = [&] { return "input '" + val.name + "' axis " + std::to_string(d); };
       if (values[j] >= 0 && values[j] != n)
         throw Error("inputs disagree on dimension '" + symbols[j] + "': " + from[j] + " is " +
-                    std::to_string(values[j]) + " but " + here + " is " + std::to_string(n) +
+                    std::to_string(values[j]) + " but " + here() + " is " + std::to_string(n) +
                     " (the model declares both as '" + symbols[j] + "', so they must be equal)");
-      if (values[j] < 0) values[j] = n, from[j] = here;
+      if (values[j] < 0) values[j] = n, from[j] = here();
     }
   }
   if (where) *where = from;
@@ -311,17 +311,19 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
     for (size_t b = 0; b < out.buffers.size(); ++b) {
       Buffer& buf = out.buffers[b];
       std::vector<ExprP> dims;
-      bool varies = false;
+      std::vector<SymbolicPlan::SymbolicDim> table;
       for (size_t d = 0; d < buf.shape.size(); ++d) {
         std::vector<int64_t> at;
         for (const Plan* p : plans) at.push_back(p->buffers[b].shape[d]);
         Affine a = u.fit(at, "the shape of '" + buf.name + "' is not affine in the symbols");
-        varies |= !a.fixed();
+        if (!a.fixed()) table.push_back({static_cast<int>(b), static_cast<int>(d), a});
         dims.push_back(u.expr(a, DType::i64));
       }
       // A constant no kernel reads may vary (see require_same_structure): it keeps the first
       // probe's shape, so constants never move when a new length is bound.
-      if (varies && buf.kind != Buffer::Constant) buf.dims = std::move(dims);
+      if (table.empty() || buf.kind == Buffer::Constant) continue;
+      buf.dims = std::move(dims);
+      s.buffer_dims.insert(s.buffer_dims.end(), table.begin(), table.end());
     }
     Buffer sym;
     sym.kind = Buffer::Symbols;
@@ -348,6 +350,9 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   } catch (const Error& e) {
     return no(e.what());
   }
+  for (size_t k = 0; k < out.kernels.size(); ++k)
+    if (out.kernels[k].schedule.loops == Schedule::Loops::Gpu && !out.buffers[out.kernels[k].out].dims.empty())
+      s.sized_kernels.push_back(static_cast<int>(k));
   s.log = runs[0].log;
   if (o.target) s.log.push_back({static_cast<int>(s.log.size()) + 1, std::string(kSchedulePass),
                                  std::to_string(out.kernels.size()) + " kernels for " + o.target->name, {}, true});
@@ -355,41 +360,18 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   return s;
 }
 
-namespace {
-
-int64_t eval(const Expr& e, const std::vector<int64_t>& values, int symbuf) {
-  switch (e.op) {
-    case Op::Const: return e.i;
-    case Op::Load:
-      if (e.buf == symbuf && e.flat) return values.at(static_cast<size_t>(eval(*e.args[0], values, symbuf)));
-      break;
-    case Op::Cast: return eval(*e.args[0], values, symbuf);
-    case Op::Binary: {
-      int64_t a = eval(*e.args[0], values, symbuf), b = eval(*e.args[1], values, symbuf);
-      if (e.fn == Fn::Add) return a + b;
-      if (e.fn == Fn::Sub) return a - b;
-      if (e.fn == Fn::Mul) return a * b;
-      break;
-    }
-    default: break;
-  }
-  throw InternalError("internal: a symbolic dim is not an affine expression");
-}
-
-}  // namespace
-
-Plan instantiate(const Plan& symbolic, const std::vector<int64_t>& values) {
-  Plan p = symbolic;
-  reinstantiate(p, values);
+Plan instantiate(const SymbolicPlan& s, const std::vector<int64_t>& values) {
+  Plan p = s.plan;
+  reinstantiate(s, p, values);
   return p;
 }
 
-void reinstantiate(Plan& p, const std::vector<int64_t>& values) {
-  for (Buffer& b : p.buffers)
-    for (size_t d = 0; d < b.dims.size(); ++d) b.shape[d] = eval(*b.dims[d], values, p.symbol_buf);
-  for (Kernel& k : p.kernels)
-    if (k.schedule.loops == Schedule::Loops::Gpu && !p.buffers[k.out].dims.empty())
-      k.schedule.threads = p.buffers[k.out].numel() / (k.schedule.rows * k.schedule.cols);
+void reinstantiate(const SymbolicPlan& s, Plan& p, const std::vector<int64_t>& values) {
+  for (const SymbolicPlan::SymbolicDim& d : s.buffer_dims) p.buffers[d.buf].shape[d.axis] = d.at.at(values);
+  for (int k : s.sized_kernels) {
+    Schedule& sc = p.kernels[k].schedule;
+    sc.threads = p.buffers[p.kernels[k].out].numel() / (sc.rows * sc.cols);
+  }
 }
 
 namespace {
@@ -426,10 +408,14 @@ bool covers_with(const Graph& g, const SymbolicPlan& s, const GraphTypes& gt, co
 }  // namespace
 
 bool covers(const Graph& g, const SymbolicPlan& s, const std::vector<TypeInfo>& types,
-            const std::vector<int64_t>& values, std::string* why) {
+            const std::vector<int64_t>& values, std::string* why, GraphTypes* scratch) {
   // Shapes only need the short shape parameters; the weights' values are left out (a shape
   // they would have decided shows as unknown, and the full inference settles it).
-  if (covers_with(g, s, infer_graph(g, &types, nullptr, kShapeParameters), values, nullptr)) return true;
+  GraphTypes own;
+  GraphTypes& short_params = scratch ? *scratch : own;
+  if (short_params.type.empty()) short_params = infer_graph(g, &types, nullptr, kShapeParameters);
+  else reinfer_graph(g, short_params, types);
+  if (covers_with(g, s, short_params, values, nullptr)) return true;
   return covers_with(g, s, infer_graph(g, &types), values, why);
 }
 

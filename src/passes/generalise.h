@@ -9,6 +9,7 @@
 
 #include "graph/graph.h"
 #include "kernel/kernel.h"
+#include "ops/infer.h"
 #include "passes/pipeline.h"
 
 namespace lockstep {
@@ -38,6 +39,14 @@ struct SymbolicPlan {
   };
   std::vector<FoldedValue> folded;
   std::vector<std::vector<int64_t>> probes;     // symbol values the pipeline ran at
+  // Every buffer dim that follows the symbols, flat, so that a bind evaluates a short table
+  // rather than the dims' expression trees; and the GPU kernels whose launch size follows.
+  struct SymbolicDim {
+    int buf = -1, axis = -1;
+    Affine at;
+  };
+  std::vector<SymbolicDim> buffer_dims;
+  std::vector<int> sized_kernels;
 };
 
 // The named symbolic dims of the graph's inputs, in order of first appearance.
@@ -60,14 +69,15 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
 // The concrete plan at these symbol values: shapes evaluated, launch sizes recomputed. Kernel
 // bodies are shared with the symbolic plan (they read the symbols themselves), and `dims` stay,
 // marking the buffers whose size the compiled code leaves to the symbols.
-kir::Plan instantiate(const kir::Plan& symbolic, const std::vector<int64_t>& values);
-// The same in place, on a plan instantiate() gave (at any values): no copy of the kernels.
-void reinstantiate(kir::Plan& instance, const std::vector<int64_t>& values);
+kir::Plan instantiate(const SymbolicPlan& s, const std::vector<int64_t>& values);
+// The same in place, on a plan instantiate(s) gave (at any values): no copy of the kernels.
+void reinstantiate(const SymbolicPlan& s, kir::Plan& instance, const std::vector<int64_t>& values);
 
 // Whether every value's shape that shape inference gives for `types` is the symbolic plan's
 // at `values` (so the plan computes what the model asks at this length); else `why` names the
-// first value that differs.
+// first value that differs. `scratch`, kept between calls for one graph, saves converting
+// the short initializers again at each new length.
 bool covers(const Graph& g, const SymbolicPlan& s, const std::vector<TypeInfo>& types,
-            const std::vector<int64_t>& values, std::string* why);
+            const std::vector<int64_t>& values, std::string* why, GraphTypes* scratch = nullptr);
 
 }  // namespace lockstep

@@ -135,7 +135,7 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
   std::vector<int64_t> values = symbol_values(graph_, types, names);
   std::string why;
   if (!sym_covered_.count(values)) {  // the shape rules at a length never bound before
-    if (!covers(graph_, *sym_, types, values, &why)) {
+    if (!covers(graph_, *sym_, types, values, &why, &bind_types_)) {
       stats_.note = "at " + length_of(types) + " " + why + ": compiled for that length on its own";
       return false;
     }
@@ -146,10 +146,10 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
     if (fresh) {
       code_.reset();
       release();
-      plan_ = instantiate(sym_->plan, values);
+      plan_ = instantiate(*sym_, values);
       log_ = sym_->log;
     } else {
-      reinstantiate(plan_, values);
+      reinstantiate(*sym_, plan_, values);
     }
     mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
     if (opts_.checked) check_memory_plan(plan_, mem_);
@@ -234,7 +234,7 @@ int64_t CompiledProgram::reserved_bytes() const {
     }
     values[static_cast<size_t>(it - names.begin())] = std::max<int64_t>(n, 1);
   }
-  kir::Plan at = instantiate(sym_->plan, values);
+  kir::Plan at = instantiate(*sym_, values);
   return layout_device_memory(at, plan_memory(at), opts_.checked).total;
 }
 

@@ -93,6 +93,7 @@ class CompiledProgram : public Program {
   bool sym_bound_ = false;
   std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
   std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
+  GraphTypes bind_types_;  // the short shape parameters' inference, run again at each new length
   CompileStats stats_;
   int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten
   DevicePtr kept_ = 0;      // ... and where that half's old bytes wait during its launch

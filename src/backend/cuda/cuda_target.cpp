@@ -88,28 +88,33 @@ class CudaDevice : public Device {
     for (const kir::Buffer& b : plan.buffers) sizes.push_back(b.module_bytes());
     module_ = load_module(gpu_, code, names, sizes);
     plan_ = &plan;
-    limits_.clear();
+    launches_.clear();  // made at the first bind of this module
     params_.clear();  // the same at every length: walking the kernels for them is most of a bind
     for (const kir::Kernel& k : plan.kernels) params_.push_back(codegen::kernel_params(k));
   }
 
+  // A symbolic program binds every new length: the launches of the module loaded are updated
+  // in place (grids and addresses), so a bind allocates nothing.
   void bind(const std::vector<DevicePtr>& address) override {
     gpu_.make_current();  // the graph stays: the next capture updates it in place
-    launches_.clear();
-    if (limits_.empty())  // per compiled function: a symbolic program binds every new length
-      for (size_t k = 0; k < plan_->kernels.size(); ++k) limits_.push_back(function_limits(api(), module_->functions[k]));
+    if (launches_.size() != plan_->kernels.size()) {
+      launches_.assign(plan_->kernels.size(), Launch{});
+      limits_.clear();
+      for (size_t k = 0; k < plan_->kernels.size(); ++k) {
+        launches_[k].fn = module_->functions[k];
+        launches_[k].args.resize(params_[k].size());
+        for (CUdeviceptr& a : launches_[k].args) launches_[k].params.push_back(&a);
+        limits_.push_back(function_limits(api(), launches_[k].fn));
+      }
+    }
     for (size_t k = 0; k < plan_->kernels.size(); ++k) {
       const kir::Kernel& kern = plan_->kernels[k];
-      Launch l;
-      l.fn = module_->functions[k];
+      Launch& l = launches_[k];
       l.empty = kern.schedule.threads == 0;
       l.shape = launch_shape(kern.schedule.threads, static_cast<int>(kern.schedule.group), gpu_.limits());
       validate_launch(kern, l.shape, limits_[k], gpu_.limits());
-      for (int b : params_[k]) l.args.push_back(address[b]);
-      launches_.push_back(std::move(l));
+      for (size_t a = 0; a < params_[k].size(); ++a) l.args[a] = address[params_[k][a]];
     }
-    for (Launch& l : launches_)  // after the moves: params point into each launch's own args
-      for (CUdeviceptr& a : l.args) l.params.push_back(&a);
   }
 
   // Stream-ordered where the GPU has memory pools: every use of device memory is on stream_.

@@ -247,8 +247,7 @@ void CompiledProgram::rebind() {
     DevicePtr old = block_;
     block_ = 0;
     block_bytes_ = 0;
-    dev_->free(old);
-    block_ = dev_->allocate(static_cast<size_t>(layout_.total));
+    block_ = dev_->reallocate(old, static_cast<size_t>(layout_.total));
     block_bytes_ = layout_.total;
     ++stats_.grows;
   }

@@ -71,6 +71,12 @@ class Device {
   // --- memory ---
   virtual DevicePtr allocate(size_t bytes) = 0;
   virtual void free(DevicePtr p) = 0;
+  // A block of `bytes` in place of `p`, whose contents need not be kept (a symbolic program's
+  // block growing at a longer length): free, then allocate, unless the device can do better.
+  virtual DevicePtr reallocate(DevicePtr p, size_t bytes) {
+    free(p);
+    return allocate(bytes);
+  }
   virtual HostBlock host_alloc(size_t bytes);
   // Writes a staging block before its upload (a test device poisons a reused block here).
   virtual void host_write(HostBlock& block, const void* src, size_t bytes);

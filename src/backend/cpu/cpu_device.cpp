@@ -116,6 +116,26 @@ void CpuDevice::free(DevicePtr p) {
   else std::thread([base, total] { munmap(base, total); }).detach();
 }
 
+// Linux moves the mapping's pages (no unmapping of the touched ones, which takes the address
+// space's lock for most of a millisecond) and maps zero pages after them.
+DevicePtr CpuDevice::reallocate(DevicePtr p, size_t bytes) {
+#ifdef MREMAP_MAYMOVE
+  if (p) {
+    void* base = reinterpret_cast<void*>(p - kMapHead);
+    size_t total = kMapHead + bytes;
+    void* q = mremap(base, *static_cast<size_t*>(base), total, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) {  // p is gone either way, as with free then allocate
+      free(p);
+      throw Error("cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+    *static_cast<size_t*>(q) = total;
+    return reinterpret_cast<uintptr_t>(q) + kMapHead;
+  }
+#endif
+  free(p);
+  return allocate(bytes);
+}
+
 void CpuDevice::upload(DevicePtr dst, const void* src, size_t bytes) {
   if (bytes) std::memcpy(at(dst), src, bytes);
 }

@@ -18,6 +18,7 @@ class CpuDevice : public Device {
   void bind(const std::vector<DevicePtr>& address) override;
   DevicePtr allocate(size_t bytes) override;
   void free(DevicePtr p) override;
+  DevicePtr reallocate(DevicePtr p, size_t bytes) override;
   void upload(DevicePtr dst, const void* src, size_t bytes) override;
   void download(void* dst, DevicePtr src, size_t bytes) override;
   void copy(DevicePtr dst, DevicePtr src, size_t bytes) override;

@@ -85,26 +85,49 @@ TEST(Schedule, HostElementwiseTilesTheLastDim) {
   EXPECT_EQ(s.tile_at, 1);
 }
 
+// The tile rules on their own: these convs are far too small to fill a GPU.
+TargetDesc cuda_unfilled() {
+  TargetDesc t = cuda::target_desc();
+  t.fill_threads = 0;
+  return t;
+}
+
 TEST(Schedule, GpuReductionComputesRowsTimesColumnsPerWorkItem) {
-  Schedule s = scheduled(conv_like(16, 30), cuda::target_desc());
+  Schedule s = scheduled(conv_like(16, 30), cuda_unfilled());
   EXPECT_EQ(s.loops, Schedule::Loops::Gpu);
   EXPECT_EQ(s.group, 256);
   EXPECT_EQ(s.rows, 4);
   EXPECT_EQ(s.cols, 2);  // 4 does not divide 30
   EXPECT_EQ(s.threads, 16 * 30 / 8);
   EXPECT_EQ(s.unroll, 16);
-  Schedule wide = scheduled(conv_like(6, 32), cuda::target_desc());
+  Schedule wide = scheduled(conv_like(6, 32), cuda_unfilled());
   EXPECT_EQ(wide.rows, 2);
   EXPECT_EQ(wide.cols, 4);
   EXPECT_EQ(wide.threads, 6 * 32 / 8);
 }
 
 TEST(Schedule, GpuMaskedReductionKeepsOneColumnAndRollsItsLoops) {
-  Schedule s = scheduled(conv_like(16, 32, true), cuda::target_desc());
+  Schedule s = scheduled(conv_like(16, 32, true), cuda_unfilled());
   EXPECT_EQ(s.rows, 4);
   EXPECT_EQ(s.cols, 1);
   EXPECT_EQ(s.unroll, 0);
   EXPECT_EQ(s.threads, 16 * 32 / 4);
+}
+
+// A conv with fewer outputs than fill_threads x rows x cols computes fewer per work item
+// (columns and rows halved in turn) until the device has enough work items, or one each.
+TEST(Schedule, GpuReductionTooSmallToFillTheDeviceComputesFewerOutputsPerItem) {
+  TargetDesc t = cuda::target_desc();
+  t.fill_threads = 16 * 32 / 4;
+  Schedule half = scheduled(conv_like(16, 32), t);
+  EXPECT_EQ(half.rows * half.cols, 4);
+  EXPECT_EQ(half.cols, 2);
+  EXPECT_EQ(half.threads, 16 * 32 / 4);
+  t.fill_threads = 1 << 20;
+  Schedule one = scheduled(conv_like(16, 32), t);
+  EXPECT_EQ(one.rows * one.cols, 1);
+  EXPECT_EQ(one.threads, 16 * 32);
+  EXPECT_EQ(one.unroll, 0);
 }
 
 TEST(Schedule, GpuElementwiseIsOneWorkItemPerElement) {

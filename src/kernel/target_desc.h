@@ -28,6 +28,9 @@ struct TargetDesc {
   int64_t thread_rows = 0;
   int64_t thread_cols = 0;
   int64_t unroll = 0;
+  // A reduction of fixed shape with fewer work items than this computes fewer outputs per
+  // item, down to one, so that a small conv still fills the device; 0: no such rule.
+  int64_t fill_threads = 0;
 };
 
 }  // namespace lockstep::kir

@@ -47,6 +47,9 @@ Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
     if (red->args[0]->op != Op::Select && fixed_dim(b, s.size() - 1))
       for (g.cols = t.thread_cols; g.cols > 1 && s.back() % g.cols != 0;) g.cols /= 2;
   }
+  // Fewer outputs per item until the device is full (a symbolic plan's size is unknown: kept).
+  while (b.dims.empty() && shape_numel(s) / (g.rows * g.cols) < t.fill_threads && g.rows * g.cols > 1)
+    (g.cols >= g.rows ? g.cols : g.rows) /= 2;
   g.threads = shape_numel(s) / (g.rows * g.cols);  // at the probe length in a symbolic plan (instantiate sets it)
   g.unroll = g.cols > 1 ? t.unroll : 0;
   return g;

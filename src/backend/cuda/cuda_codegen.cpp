@@ -17,6 +17,7 @@ const kir::TargetDesc& target_desc() {
     t.thread_rows = 4;           // output rows (dim before the last) per thread of a reduction
     t.thread_cols = 4;           // ... times output columns (last dim), where they divide
     t.unroll = 16;               // innermost reduction loops this short are unrolled
+    t.fill_threads = 1 << 16;    // about two groups of 256 on each of an H200's 132 SMs
     return t;
   }();
   return d;

@@ -9,8 +9,14 @@ host inputs to host outputs:
   torch-cuda-tf32   eager PyTorch with its default cuDNN setting (TF32 convolutions)
   ort-cpu           ONNX Runtime's CPU provider on the exported file, all cores
   lockstep-<target> `lockstep bench` on the exported file
+  torch-cuda-graph  the fp32 model captured once in a CUDA graph and replayed
+  torch-compile     torch.compile(mode="max-autotune"), TF32 off (with --torch-compile: minutes)
+ONNX Runtime and lockstep's cpu target run once per --cpu-threads count (0: all cores).
 Accuracy of each against PyTorch float64 (rel L2 of `audio` and `z`) is printed beside it.
-Usage: compare.py --lockstep BIN [--T 256] [--runs 20] [--targets cuda,cpu] [--out DIR]
+--config picks the model: `paper` (default, T=256) or `h128` (flow hidden 72, HiFi-GAN from 128
+channels, T=1024: 41.6 GFLOP, the configuration lockstep's speed goals are stated for).
+Usage: compare.py --lockstep BIN [--config paper|h128] [--T N] [--runs 20] [--targets cuda,cpu]
+                  [--cpu-threads 0,2] [--torch-compile] [--out DIR]
 """
 import argparse
 import json
@@ -28,6 +34,9 @@ import vits_reference as vr  # noqa: E402
 VITS_DECODER = dict(channels=192, hidden=192, dilation_rate=1, wn_layers=4, n_flows=4,
                     rb_kernels=[3, 7, 11], rb_dilations=[[1, 3, 5]] * 3,
                     up_rates=[8, 8, 2, 2], up_kernels=[16, 16, 4, 4], up_initial=512)
+# lockstep-vitsgen --part decoder --upsample-channels 128 (its defaults: z 128, hidden 72).
+H128 = dict(VITS_DECODER, channels=128, hidden=72, up_initial=128)
+CONFIGS = {"paper": (VITS_DECODER, 256), "h128": (H128, 1024)}
 
 
 def rel_l2(a, r):
@@ -56,10 +65,57 @@ def time_torch(model, z_p, y_mask, runs, warmup, tf32):
     return out, stats(ms)
 
 
-def time_ort(path, z_p, y_mask, runs, warmup):
+def time_torch_graph(model, z_p, y_mask, runs, warmup):
+    """fp32, captured once in a CUDA graph; each run copies the inputs in and the outputs out."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m = model.float().cuda().eval()
+    zi, mi = torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda()
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                m(zi, mi)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            zo, ao = m(zi, mi)
+        ms = []
+        for k in range(warmup + runs):
+            t = time.perf_counter()
+            zi.copy_(torch.from_numpy(z_p))
+            mi.copy_(torch.from_numpy(y_mask))
+            g.replay()
+            out = (zo.cpu().numpy(), ao.cpu().numpy())
+            if k >= warmup:
+                ms.append((time.perf_counter() - t) * 1e3)
+    return out, stats(ms)
+
+
+def time_torch_compile(model, z_p, y_mask, runs, warmup):
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m = torch.compile(model.float().cuda().eval(), mode="max-autotune")
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        m(torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda())
+        torch.cuda.synchronize()
+        compile_s = time.perf_counter() - t0
+        ms = []
+        for k in range(warmup + runs):
+            t = time.perf_counter()
+            z, audio = m(torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda())
+            out = (z.cpu().numpy(), audio.cpu().numpy())
+            if k >= warmup:
+                ms.append((time.perf_counter() - t) * 1e3)
+    return out, stats(ms), compile_s
+
+
+def time_ort(path, z_p, y_mask, runs, warmup, threads):
     import onnxruntime as ort
     so = ort.SessionOptions()
-    so.intra_op_num_threads = os.cpu_count()
+    so.intra_op_num_threads = threads or os.cpu_count()
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     feed = {"z_p": z_p, "y_mask": y_mask}
     ms = []
@@ -71,11 +127,14 @@ def time_ort(path, z_p, y_mask, runs, warmup):
     return (out[0], out[1]), stats(ms), ort.__version__
 
 
-def time_lockstep(binary, path, inputs, target, runs, warmup, out_dir):
-    js = os.path.join(out_dir, f"bench_{target}.json")
-    outs = os.path.join(out_dir, f"run_{target}")
+def time_lockstep(binary, path, inputs, target, runs, warmup, out_dir, threads=None):
+    tag = target + ("" if threads is None else f"_t{threads}")
+    js = os.path.join(out_dir, f"bench_{tag}.json")
+    outs = os.path.join(out_dir, f"run_{tag}")
     cmd = [binary, "bench", path, "--target", target, "--runs", str(runs), "--warmup", str(warmup),
            "--per-kernel", "--top", "10", "--json", js] + [f"--input={k}={v}" for k, v in inputs.items()]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     print(r.stdout, r.stderr[-2000:], sep="", flush=True)
     if r.returncode != 0:
@@ -94,15 +153,21 @@ def time_lockstep(binary, path, inputs, target, runs, warmup, out_dir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lockstep", required=True)
-    ap.add_argument("--T", type=int, default=256)
+    ap.add_argument("--config", choices=sorted(CONFIGS), default="paper")
+    ap.add_argument("--T", type=int, help="frames (default: the config's)")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--targets", default="cuda,cpu")
-    ap.add_argument("--up-initial", type=int, default=512)
+    ap.add_argument("--cpu-threads", default="0", help="thread counts for ort-cpu and lockstep-cpu (0: all cores)")
+    ap.add_argument("--torch-compile", action="store_true", help="also time torch.compile max-autotune (minutes)")
+    ap.add_argument("--up-initial", type=int, help="HiFi-GAN channels (default: the config's)")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    cfg = dict(VITS_DECODER, up_initial=a.up_initial)
+    cfg, frames = CONFIGS[a.config]
+    cfg = dict(cfg, up_initial=a.up_initial or cfg["up_initial"])
+    a.T = a.T or frames
+    threads = [int(t) for t in a.cpu_threads.split(",")]
     torch.manual_seed(0)
     model = vr.VitsDecoderSide(cfg)
     vr.init_weights(model, 0)
@@ -127,16 +192,25 @@ def main():
     for tf32 in (False, True):
         out, st = time_torch(_clone(model, cfg), z_p, y_mask, a.runs, a.warmup, tf32)
         add("torch-cuda-" + ("tf32" if tf32 else "fp32"), out, st, f"torch {torch.__version__}, eager")
-    out, st, ver = time_ort(path, z_p, y_mask, max(3, a.runs // 4), 1)
-    add("ort-cpu", out, st, f"onnxruntime {ver}, {os.cpu_count()} threads")
+    out, st = time_torch_graph(_clone(model, cfg), z_p, y_mask, a.runs, a.warmup)
+    add("torch-cuda-graph", out, st, "fp32, one CUDA graph replayed")
+    if a.torch_compile:
+        out, st, compile_s = time_torch_compile(_clone(model, cfg), z_p, y_mask, a.runs, a.warmup)
+        add("torch-compile", out, st, f"max-autotune, fp32, compile {compile_s:.0f} s")
+    for n in threads:
+        out, st, ver = time_ort(path, z_p, y_mask, max(3, a.runs // 4), 1, n)
+        add("ort-cpu" + (f"-t{n}" if n else ""), out, st, f"onnxruntime {ver}, {n or os.cpu_count()} threads")
     for target in a.targets.split(","):
-        out, res = time_lockstep(a.lockstep, path, inputs, target, a.runs, a.warmup, a.out)
-        if out is None:
-            rows.append({"name": "lockstep-" + target, "note": "failed (see above)"})
-            continue
-        add("lockstep-" + target, out, {k: res[k] for k in ("min_ms", "median_ms", "max_ms")},
-            f"compile {res['compile_ms'] / 1e3:.1f} s, bit-identical runs: {res['bit_identical']}")
-    json.dump({"config": cfg, "T": a.T, "rows": rows}, open(os.path.join(a.out, "compare.json"), "w"), indent=2)
+        for n in threads if target == "cpu" else [None]:
+            runs = a.runs if target != "cpu" else max(3, a.runs // 4)
+            out, res = time_lockstep(a.lockstep, path, inputs, target, runs, a.warmup, a.out, n)
+            name = "lockstep-" + target + (f"-t{n}" if n else "")
+            if out is None:
+                rows.append({"name": name, "note": "failed (see above)"})
+                continue
+            add(name, out, {k: res[k] for k in ("min_ms", "median_ms", "max_ms")},
+                f"compile {res['compile_ms'] / 1e3:.1f} s, bit-identical runs: {res['bit_identical']}")
+    json.dump({"config": cfg, "name": a.config, "T": a.T, "rows": rows}, open(os.path.join(a.out, "compare.json"), "w"), indent=2)
     print(f"\n== VITS decoder side (channels {cfg['channels']}, HiFi-GAN from {cfg['up_initial']}), T={a.T} "
           f"frames -> {a.T * int(np.prod(cfg['up_rates']))} samples; per run, host to host")
     print(f"{'engine':<18} {'median ms':>10} {'min ms':>9} {'rel L2 audio':>13} {'rel L2 z':>10}  note")

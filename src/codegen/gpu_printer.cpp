@@ -27,19 +27,30 @@ std::string filled(std::string text, const std::string& key, const std::string& 
 }  // namespace
 
 // v0..v{r-1} from the flat index i (row-major) over `dims`; size-1 dims are 0. Dims in
-// `renamed` are declared under the name given instead.
-std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, const std::map<size_t, std::string>& renamed) const {
+// `renamed` are declared under the name given instead. Where the work items number under
+// 2^32 (`narrow`: known when printing; else the kernel's `n32`), the divisions are 32-bit:
+// by a constant a multiply there, a long sequence in 64 bits. The values are the same.
+std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, Narrow narrow,
+                                  const std::map<size_t, std::string>& renamed) const {
   std::vector<ExprP> strides(dims.size());
   ExprP at = icst(1);
   for (size_t d = dims.size(); d-- > 0;) strides[d] = at, at = mul(at, dims[d]);
-  std::string src;
+  std::string src, u32 = storage_type(DType::u32);
+  auto split = [](const std::string& idx, const std::string& stride, const std::string& dim) {
+    std::string e = stride.empty() ? idx : "(" + idx + " / " + stride + ")";
+    return dim.empty() ? e : e + " % " + dim;
+  };
   for (size_t d = 0; d < dims.size(); ++d) {
     auto it = renamed.find(d);
     std::string v = it != renamed.end() ? it->second : "v" + std::to_string(d), e;
     bool unit = strides[d]->op == Op::Const && strides[d]->i == 1;
+    std::string stride = unit ? "" : size(strides[d]), dim = d == 0 ? "" : size(dims[d]);
+    std::string wide = split("i", stride, dim);
+    std::string thin = "(int64_t)(" + split("(" + u32 + ")i", stride.empty() ? "" : "(" + u32 + ")" + stride,
+                                            dim.empty() ? "" : "(" + u32 + ")" + dim) + ")";
     if (dims[d]->op == Op::Const && dims[d]->i == 1) e = "0";
-    else if (d == 0) e = unit ? "i" : "i / " + size(strides[d]);
-    else e = (unit ? "i" : "(i / " + size(strides[d]) + ")") + " % " + size(dims[d]);
+    else if (unit && dim.empty()) e = "i";
+    else e = narrow == Narrow::Yes ? thin : narrow == Narrow::No ? wide : "(n32 ? " + thin + " : " + wide + ")";
     src += "    const int64_t " + v + " = " + e + "; (void)" + v + ";\n";
   }
   return src;
@@ -82,14 +93,16 @@ std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   std::string n = fixed ? std::to_string(k.schedule.threads)
                         : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(k.schedule.rows * k.schedule.cols)));
   src += "  const int64_t n = " + n + ";\n";
+  Narrow narrow = !fixed ? Narrow::AtRunTime : k.schedule.threads <= kMax32 ? Narrow::Yes : Narrow::No;
+  if (narrow == Narrow::AtRunTime) src += "  const bool n32 = n <= " + std::to_string(kMax32) + g_.int_suffix + ";\n";
   src += "  for (int64_t i = " + first + "; i < n; i += " + stride + ") {\n";
-  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red);
-  return src + unflatten(dims(p, k.out)) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red, narrow);
+  return src + unflatten(dims(p, k.out), narrow) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
 }
 
 // The work item's rows x cols outputs: row c and column l of its block, each with its own
 // accumulator, the innermost reduction loop unrolled where the schedule says.
-std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red) const {
+std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red, Narrow narrow) const {
   const Schedule& sc = k.schedule;
   const Shape& s = p.buffers[k.out].shape;
   size_t r = s.size();
@@ -104,14 +117,14 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
     std::vector<ExprP> items = dims(p, k.out);  // the blocked dims are the same at every length
     if (sc.rows > 1) items[r - 2] = icst(s[r - 2] / sc.rows);
     if (sc.cols > 1) items[r - 1] = icst(s[r - 1] / sc.cols);
-    src += unflatten(items, {{r - 2, "vb"}, {r - 1, "vl"}});
+    src += unflatten(items, narrow, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
            " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    " + g_.unroll_pragma +
            "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = vl * " +
            std::to_string(sc.cols) + " + l; (void)" + cv + "; ";
   } else {
-    src += unflatten(dims(p, k.out));
+    src += unflatten(dims(p, k.out), narrow);
   }
   std::string close = block ? " } }" : " }", n = std::to_string(sc.rows * sc.cols);
   src += "    " + at + " acc[" + n + "];\n";

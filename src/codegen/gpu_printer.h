@@ -29,10 +29,13 @@ class GpuPrinter : public CPrinter {
   std::string program(const kir::Plan& p) const;
 
  private:
-  std::string unflatten(const std::vector<kir::ExprP>& dims, const std::map<size_t, std::string>& renamed = {}) const;
+  enum class Narrow { No, Yes, AtRunTime };  // whether a kernel's work items number under 2^32
+  static constexpr int64_t kMax32 = 0xffffffffLL;
+  std::string unflatten(const std::vector<kir::ExprP>& dims, Narrow narrow,
+                        const std::map<size_t, std::string>& renamed = {}) const;
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
-  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
+  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red, Narrow narrow) const;
   GpuDialect g_;
 };
 

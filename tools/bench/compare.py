@@ -8,7 +8,8 @@ host inputs to host outputs:
   torch-cuda-fp32   eager PyTorch on the GPU, TF32 off (float32 as written)
   torch-cuda-tf32   eager PyTorch with its default cuDNN setting (TF32 convolutions)
   ort-cpu           ONNX Runtime's CPU provider on the exported file, all cores
-  lockstep-<target> `lockstep bench` on the exported file
+  lockstep-<target> `lockstep bench` on the exported file: the symbolic program (one compile
+                    for every T) and, as lockstep-<target>-spec, the one compiled for this T
   torch-cuda-graph  the fp32 model captured once in a CUDA graph and replayed
   torch-compile     torch.compile(mode="max-autotune"), TF32 off (with --torch-compile: minutes)
 ONNX Runtime and lockstep's cpu target run once per --cpu-threads count (0: all cores).
@@ -127,19 +128,20 @@ def time_ort(path, z_p, y_mask, runs, warmup, threads):
     return (out[0], out[1]), stats(ms), ort.__version__
 
 
-def time_lockstep(binary, path, inputs, target, runs, warmup, out_dir, threads=None):
-    tag = target + ("" if threads is None else f"_t{threads}")
+def time_lockstep(binary, path, inputs, target, runs, warmup, out_dir, threads=None, mode="symbolic"):
+    tag = target + ("" if threads is None else f"_t{threads}") + "_" + mode
     js = os.path.join(out_dir, f"bench_{tag}.json")
     outs = os.path.join(out_dir, f"run_{tag}")
     cmd = [binary, "bench", path, "--target", target, "--runs", str(runs), "--warmup", str(warmup),
            "--per-kernel", "--top", "10", "--json", js] + [f"--input={k}={v}" for k, v in inputs.items()]
     if threads is not None:
         cmd += ["--threads", str(threads)]
+    cmd += ["--" + mode]
     r = subprocess.run(cmd, capture_output=True, text=True)
     print(r.stdout, r.stderr[-2000:], sep="", flush=True)
     if r.returncode != 0:
         return None, None
-    run = subprocess.run([binary, "run", path, "--target", target, "--out", outs] +
+    run = subprocess.run([binary, "run", path, "--target", target, "--out", outs, "--" + mode] +
                          [f"--input={k}={v}" for k, v in inputs.items()], capture_output=True, text=True)
     if run.returncode != 0:
         print(run.stderr[-2000:])
@@ -160,6 +162,8 @@ def main():
     ap.add_argument("--targets", default="cuda,cpu")
     ap.add_argument("--cpu-threads", default="0", help="thread counts for ort-cpu and lockstep-cpu (0: all cores)")
     ap.add_argument("--torch-compile", action="store_true", help="also time torch.compile max-autotune (minutes)")
+    ap.add_argument("--modes", default="symbolic,specialise",
+                    help="lockstep's programs: one for every T (symbolic) and/or one for this T (specialise)")
     ap.add_argument("--up-initial", type=int, help="HiFi-GAN channels (default: the config's)")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
     a = ap.parse_args()
@@ -200,11 +204,11 @@ def main():
     for n in threads:
         out, st, ver = time_ort(path, z_p, y_mask, max(3, a.runs // 4), 1, n)
         add("ort-cpu" + (f"-t{n}" if n else ""), out, st, f"onnxruntime {ver}, {n or os.cpu_count()} threads")
-    for target in a.targets.split(","):
+    for target, mode in [(t, m) for t in a.targets.split(",") for m in a.modes.split(",")]:
         for n in threads if target == "cpu" else [None]:
             runs = a.runs if target != "cpu" else max(3, a.runs // 4)
-            out, res = time_lockstep(a.lockstep, path, inputs, target, runs, a.warmup, a.out, n)
-            name = "lockstep-" + target + (f"-t{n}" if n else "")
+            out, res = time_lockstep(a.lockstep, path, inputs, target, runs, a.warmup, a.out, n, mode)
+            name = "lockstep-" + target + (f"-t{n}" if n else "") + ("-spec" if mode == "specialise" else "")
             if out is None:
                 rows.append({"name": name, "note": "failed (see above)"})
                 continue
@@ -213,12 +217,12 @@ def main():
     json.dump({"config": cfg, "name": a.config, "T": a.T, "rows": rows}, open(os.path.join(a.out, "compare.json"), "w"), indent=2)
     print(f"\n== VITS decoder side (channels {cfg['channels']}, HiFi-GAN from {cfg['up_initial']}), T={a.T} "
           f"frames -> {a.T * int(np.prod(cfg['up_rates']))} samples; per run, host to host")
-    print(f"{'engine':<18} {'median ms':>10} {'min ms':>9} {'rel L2 audio':>13} {'rel L2 z':>10}  note")
+    print(f"{'engine':<22} {'median ms':>10} {'min ms':>9} {'rel L2 audio':>13} {'rel L2 z':>10}  note")
     for r in rows:
         if "median_ms" not in r:
-            print(f"{r['name']:<18} {'-':>10} {'-':>9} {'-':>13} {'-':>10}  {r['note']}")
+            print(f"{r['name']:<22} {'-':>10} {'-':>9} {'-':>13} {'-':>10}  {r['note']}")
             continue
-        print(f"{r['name']:<18} {r['median_ms']:>10.3f} {r['min_ms']:>9.3f} {r['rel_l2_audio']:>13.2e} "
+        print(f"{r['name']:<22} {r['median_ms']:>10.3f} {r['min_ms']:>9.3f} {r['rel_l2_audio']:>13.2e} "
               f"{r['rel_l2_z']:>10.2e}  {r['note']}")
 
 

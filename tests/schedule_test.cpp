@@ -114,6 +114,27 @@ TEST(Schedule, GpuMaskedReductionKeepsOneColumnAndRollsItsLoops) {
   EXPECT_EQ(s.threads, 16 * 32 / 4);
 }
 
+// conv_like with its output length given as `k * T + c` of a symbol T (at T = 61).
+Plan symbolic_conv_like(int64_t k, int64_t c) {
+  Plan p = conv_like(16, k * 61 + c);
+  p.symbols = {"T"};
+  p.symbol_buf = static_cast<int>(p.buffers.size());
+  p.buffers.push_back(buffer(Buffer::Symbols, {1}, "symbols"));
+  p.buffers.back().dtype = DType::i64;
+  ExprP T = load_flat(p.symbol_buf, {1}, DType::i64, icst(0));
+  p.buffers[2].dims = {icst(1), icst(16), add(mul(T, icst(k)), icst(c))};
+  return p;
+}
+
+// Columns block a symbolic length only where it is their multiple at every length: 8*T for
+// four, 2*T+2 for two, T+2 for none; the fill rule leaves symbolic kernels alone.
+TEST(Schedule, GpuColumnsOverALengthThatIsTheirMultipleAtEveryLength) {
+  EXPECT_EQ(scheduled(symbolic_conv_like(8, 0), cuda::target_desc()).cols, 4);
+  EXPECT_EQ(scheduled(symbolic_conv_like(2, 2), cuda::target_desc()).cols, 2);
+  EXPECT_EQ(scheduled(symbolic_conv_like(1, 2), cuda::target_desc()).cols, 1);
+  EXPECT_EQ(scheduled(symbolic_conv_like(8, 4), cuda::target_desc()).rows, 4);
+}
+
 // A conv with fewer outputs than fill_threads x rows x cols computes fewer per work item
 // (columns and rows halved in turn) until the device has enough work items, or one each.
 TEST(Schedule, GpuReductionTooSmallToFillTheDeviceComputesFewerOutputsPerItem) {

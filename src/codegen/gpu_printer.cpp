@@ -114,9 +114,13 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
   std::string acc = "acc[c * " + std::to_string(sc.cols) + " + l]";
   std::string each = "{ const int c = 0; const int l = 0; ";
   if (block) {
-    std::vector<ExprP> items = dims(p, k.out);  // the blocked dims are the same at every length
+    // Rows block a dim that is the same at every length; columns may block one that is a
+    // multiple of them at every length (8*T).
+    std::vector<ExprP> items = dims(p, k.out);
     if (sc.rows > 1) items[r - 2] = icst(s[r - 2] / sc.rows);
-    if (sc.cols > 1) items[r - 1] = icst(s[r - 1] / sc.cols);
+    if (sc.cols > 1)
+      items[r - 1] = items[r - 1]->op == Op::Const ? icst(s[r - 1] / sc.cols)
+                                                   : kir::binary(Fn::Div, items[r - 1], icst(sc.cols));
     src += unflatten(items, narrow, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +

@@ -11,6 +11,41 @@ namespace {
 // Whether dim d is the same at every length (a symbolic plan's dims may vary).
 bool fixed_dim(const Buffer& b, size_t d) { return b.dims.empty() || b.dims[d]->op == Op::Const; }
 
+// A symbolic dim (affine in the symbols) at these symbol values.
+int64_t dim_at(const Expr& e, const std::vector<int64_t>& symbols, int symbol_buf) {
+  switch (e.op) {
+    case Op::Const: return e.i;
+    case Op::Load:
+      if (e.buf == symbol_buf && e.flat && e.args[0]->op == Op::Const) return symbols.at(static_cast<size_t>(e.args[0]->i));
+      break;
+    case Op::Cast: return dim_at(*e.args[0], symbols, symbol_buf);
+    case Op::Binary: {
+      int64_t a = dim_at(*e.args[0], symbols, symbol_buf), c = dim_at(*e.args[1], symbols, symbol_buf);
+      if (e.fn == Fn::Add) return a + c;
+      if (e.fn == Fn::Sub) return a - c;
+      if (e.fn == Fn::Mul) return a * c;
+      break;
+    }
+    default: break;
+  }
+  throw InternalError("internal: a symbolic dim is not an affine expression");
+}
+
+// Whether dim d is a multiple of m at every length: c + sum_j k_j * s_j is one for all values
+// of the symbols exactly when c and every k_j are (8*T is, for any T; T+2 is not).
+bool always_divides(const Plan& p, const Buffer& b, size_t d, int64_t m) {
+  if (fixed_dim(b, d)) return b.shape[d] % m == 0;
+  std::vector<int64_t> at(p.symbols.size(), 0);
+  int64_t c = dim_at(*b.dims[d], at, p.symbol_buf);
+  if (c % m) return false;
+  for (size_t j = 0; j < at.size(); ++j) {
+    at.assign(at.size(), 0);
+    at[j] = 1;
+    if ((dim_at(*b.dims[d], at, p.symbol_buf) - c) % m) return false;
+  }
+  return true;
+}
+
 // The largest power of two up to `most` dividing the dim before the last; 1 for rank < 2 and
 // for a dim that varies with the length (no divisor holds for every length).
 int64_t rows_dividing(const Buffer& b, int64_t most) {
@@ -35,7 +70,7 @@ Schedule host_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
 // A reduction's work item computes rows of the dim before the last (a conv's output channels
 // share each input load) times columns of the last (with the taps unrolled, neighbouring
 // outputs share the input they overlap on).
-Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
+Schedule gpu_schedule(const Plan& p, const Buffer& b, const Expr* red, const TargetDesc& t) {
   const Shape& s = b.shape;
   Schedule g;
   g.loops = Schedule::Loops::Gpu;
@@ -44,8 +79,8 @@ Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
     g.rows = rows_dividing(b, t.thread_rows);
     // Columns only where each term is a plain product: a masked one (a strided transposed
     // conv's phases) shares no loads between neighbours and pays its index arithmetic per column.
-    if (red->args[0]->op != Op::Select && fixed_dim(b, s.size() - 1))
-      for (g.cols = t.thread_cols; g.cols > 1 && s.back() % g.cols != 0;) g.cols /= 2;
+    if (red->args[0]->op != Op::Select)
+      for (g.cols = t.thread_cols; g.cols > 1 && !always_divides(p, b, s.size() - 1, g.cols);) g.cols /= 2;
   }
   // Fewer outputs per item until the device is full (a symbolic plan's size is unknown: kept).
   while (b.dims.empty() && shape_numel(s) / (g.rows * g.cols) < t.fill_threads && g.rows * g.cols > 1)
@@ -60,7 +95,7 @@ Schedule gpu_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
 Schedule schedule_for(const Plan& p, const Kernel& k, const TargetDesc& t) {
   const Buffer& b = p.buffers[k.out];
   const Expr* red = find_reduce(k.body);
-  return t.gpu ? gpu_schedule(b, red, t) : host_schedule(b, red, t);
+  return t.gpu ? gpu_schedule(p, b, red, t) : host_schedule(b, red, t);
 }
 
 void choose_schedules(Plan& p, const TargetDesc& t) {

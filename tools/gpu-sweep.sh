@@ -4,8 +4,9 @@
 # The 192-channel VITS decoder with a symbolic T, swept over T=173,64,1,1000,173 in one
 # process: on cuda with the symbolic program and with per-shape compiles (--specialise), whose
 # outputs must be the same bytes at every length; on the host's cpu with the symbolic program
-# (bind times on a fast host); then `check` on cuda at T=1 and T=173 (parity with the float64
-# reference, determinism across compiles and fresh processes). Logs in $OUT (or gpu-sweep-logs/).
+# (bind times on a fast host), also with --reserve T=1000; then `check` on cuda at T=1 and
+# T=173 (parity with the float64 reference, determinism across compiles and fresh processes).
+# Logs in $OUT (or gpu-sweep-logs/).
 set -u -o pipefail
 ROOT=$(pwd)
 LOG=${OUT:-$ROOT/gpu-sweep-logs}
@@ -46,6 +47,9 @@ sweep cpu symbolic
 [ "$(compiles "$LOG/sweep_cpu_symbolic.log")" = 1 ] && st=pass || st=FAIL
 row "cpu sweep (host): 1 compile" "$st" "bind ms $(binds "$LOG/sweep_cpu_symbolic.log")"
 row "cpu run ms, symbolic" "info" "$(runs "$LOG/sweep_cpu_symbolic.log")"
+sweep cpu symbolic --reserve T=1000
+[ "$(shas "$LOG/sweep_cpu_symbolic_reserve.log")" = "$(shas "$LOG/sweep_cpu_symbolic.log")" ] && st=pass || st=FAIL
+row "cpu sweep (host), --reserve T=1000" "$st" "bind ms $(binds "$LOG/sweep_cpu_symbolic_reserve.log")"
 for T in 1 173; do
   "$LS" check "$WORK/dec192.onnx" --targets cuda --seed-inputs vits --dim T=$T >"$LOG/check_T$T.log" 2>&1
   st=$([ $? = 0 ] && echo pass || echo FAIL)

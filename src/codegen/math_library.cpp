@@ -8,8 +8,8 @@ namespace {
 
 // Coefficients: tools/math/fit_coefficients.py. "FN " stands for the dialect's qualifier.
 // Every sum and product below is one correctly rounded float32 operation in the order written
-// (no target contracts a*b+c into an FMA); pairs (ls_df) carry a value as hi + lo where one
-// float32 is not enough.
+// (no target contracts a*b+c into an FMA; ls_fma is one where written); pairs (ls_df) carry a
+// value as hi + lo where one float32 is not enough.
 constexpr const char* kLibrary = R"(// lockstep's float32 math library (docs/math.md): the same operations on every target.
 typedef struct { float hi; float lo; } ls_df;
 FN ls_df ls_df_of(float hi, float lo) { ls_df r; r.hi = hi; r.lo = lo; return r; }
@@ -20,13 +20,11 @@ FN ls_df ls_two_sum(float a, float b) {
   float s = a + b, bb = s - a;
   return ls_df_of(s, (a - (s - bb)) + (b - bb));
 }
-// a * b exactly, as hi + lo, when nothing under- or overflows (Dekker's product: halves of 12
-// significant bits, cut by a mask, multiply exactly).
-FN float ls_upper_half(float a) { return ls_as_float(ls_as_uint(a) & 0xfffff000u); }
+// a * b exactly, as hi + lo, when nothing under- or overflows: the product's rounding error
+// is exact in one fused multiply-add (ls_fma, the dialect's correctly rounded fma).
 FN ls_df ls_two_prod(float a, float b) {
   float p = a * b;
-  float ah = ls_upper_half(a), al = a - ah, bh = ls_upper_half(b), bl = b - bh;
-  return ls_df_of(p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl);
+  return ls_df_of(p, ls_fma(a, b, -p));
 }
 // n / d for pairs: the float quotient and its correction from the exact remainder.
 FN ls_df ls_df_div_pair(ls_df n, ls_df d) {

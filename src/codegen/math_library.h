@@ -8,10 +8,11 @@ namespace lockstep::codegen {
 
 // The library's text: ls_exp, ls_log, ls_tanh, ls_erf, ls_pow, ls_sigmoid (float32) and their
 // helpers, with "FN " where the dialect's qualifier of helper functions goes (prelude.cpp puts
-// it there). It needs only the fixed-width integer typedefs and the dialect's ls_as_float /
-// ls_as_uint, and compiles unchanged as C++17 (host compiler, NVRTC), OpenCL C 1.2 and the
-// Metal Shading Language: no headers, templates, overloads, tables or library calls; only
-// + - * / (correctly rounded, no contraction into FMA), comparisons and casts.
+// it there). It needs only the fixed-width integer typedefs, the dialect's ls_as_float /
+// ls_as_uint and ls_fma (prelude.cpp: the dialect's fused multiply-add), and compiles unchanged
+// as C++17 (host compiler, NVRTC), OpenCL C 1.2 and the Metal Shading Language: no headers,
+// templates, overloads, tables or other library calls; only + - * / (correctly rounded, no
+// contraction into FMA), ls_fma where written, comparisons and casts.
 const char* math_library_source();
 
 // The functions the library provides, in the order tables list them.

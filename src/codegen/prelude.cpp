@@ -64,7 +64,8 @@ std::string qualified(std::string text, const std::string& fn) {
 
 std::string helper_functions(const CDialect& d) {
   std::string typed = std::string(kOrdered) + kIntegers + (d.f64 ? "LS_ORDERED(double)\n" : "");
-  return d.conversions + qualified(std::string(math_library_source()) + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
+  std::string fma = "FN float ls_fma(float a, float b, float c) { return fma" + d.math_suffix + "(a, b, c); }\n";
+  return d.conversions + qualified(fma + math_library_source() + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
 }
 
 }  // namespace lockstep::codegen

@@ -51,19 +51,28 @@ def stats(ms):
     return {"min_ms": ms[0], "median_ms": float(np.median(ms)), "max_ms": ms[-1]}
 
 
+def timed(step, runs, warmup):
+    """The last result of step() and the stats of the timed calls after `warmup` untimed ones."""
+    ms = []
+    for k in range(warmup + runs):
+        t = time.perf_counter()
+        out = step()
+        if k >= warmup:
+            ms.append((time.perf_counter() - t) * 1e3)
+    return out, stats(ms)
+
+
+def host_to_host(m, z_p, y_mask):
+    z, audio = m(torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda())
+    return z.cpu().numpy(), audio.cpu().numpy()  # .cpu() waits for the device
+
+
 def time_torch(model, z_p, y_mask, runs, warmup, tf32):
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
     m = model.float().cuda().eval()
-    ms = []
     with torch.no_grad():
-        for k in range(warmup + runs):
-            t = time.perf_counter()
-            z, audio = m(torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda())
-            out = (z.cpu().numpy(), audio.cpu().numpy())  # .cpu() waits for the device
-            if k >= warmup:
-                ms.append((time.perf_counter() - t) * 1e3)
-    return out, stats(ms)
+        return timed(lambda: host_to_host(m, z_p, y_mask), runs, warmup)
 
 
 def time_torch_graph(model, z_p, y_mask, runs, warmup):
@@ -82,16 +91,13 @@ def time_torch_graph(model, z_p, y_mask, runs, warmup):
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             zo, ao = m(zi, mi)
-        ms = []
-        for k in range(warmup + runs):
-            t = time.perf_counter()
+
+        def step():
             zi.copy_(torch.from_numpy(z_p))
             mi.copy_(torch.from_numpy(y_mask))
             g.replay()
-            out = (zo.cpu().numpy(), ao.cpu().numpy())
-            if k >= warmup:
-                ms.append((time.perf_counter() - t) * 1e3)
-    return out, stats(ms)
+            return zo.cpu().numpy(), ao.cpu().numpy()
+        return timed(step, runs, warmup)
 
 
 def time_torch_compile(model, z_p, y_mask, runs, warmup):
@@ -100,17 +106,10 @@ def time_torch_compile(model, z_p, y_mask, runs, warmup):
     m = torch.compile(model.float().cuda().eval(), mode="max-autotune")
     t0 = time.perf_counter()
     with torch.no_grad():
-        m(torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda())
-        torch.cuda.synchronize()
+        host_to_host(m, z_p, y_mask)  # compiles
         compile_s = time.perf_counter() - t0
-        ms = []
-        for k in range(warmup + runs):
-            t = time.perf_counter()
-            z, audio = m(torch.from_numpy(z_p).cuda(), torch.from_numpy(y_mask).cuda())
-            out = (z.cpu().numpy(), audio.cpu().numpy())
-            if k >= warmup:
-                ms.append((time.perf_counter() - t) * 1e3)
-    return out, stats(ms), compile_s
+        out, st = timed(lambda: host_to_host(m, z_p, y_mask), runs, warmup)
+    return out, st, compile_s
 
 
 def time_ort(path, z_p, y_mask, runs, warmup, threads):
@@ -119,13 +118,8 @@ def time_ort(path, z_p, y_mask, runs, warmup, threads):
     so.intra_op_num_threads = threads or os.cpu_count()
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     feed = {"z_p": z_p, "y_mask": y_mask}
-    ms = []
-    for k in range(warmup + runs):
-        t = time.perf_counter()
-        out = s.run(["z", "audio"], feed)
-        if k >= warmup:
-            ms.append((time.perf_counter() - t) * 1e3)
-    return (out[0], out[1]), stats(ms), ort.__version__
+    out, st = timed(lambda: s.run(["z", "audio"], feed), runs, warmup)
+    return (out[0], out[1]), st, ort.__version__
 
 
 def time_lockstep(binary, path, inputs, target, runs, warmup, out_dir, threads=None, mode="symbolic"):

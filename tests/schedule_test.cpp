@@ -127,12 +127,16 @@ Plan symbolic_conv_like(int64_t k, int64_t c) {
 }
 
 // Columns block a symbolic length only where it is their multiple at every length: 8*T for
-// four, 2*T+2 for two, T+2 for none; the fill rule leaves symbolic kernels alone.
+// four, 2*T+2 for two, T+2 for none. The fill rule cannot shrink a symbolic kernel's tile when
+// compiling: the kernel carries the target's fill and picks one output per item at run time.
 TEST(Schedule, GpuColumnsOverALengthThatIsTheirMultipleAtEveryLength) {
   EXPECT_EQ(scheduled(symbolic_conv_like(8, 0), cuda::target_desc()).cols, 4);
   EXPECT_EQ(scheduled(symbolic_conv_like(2, 2), cuda::target_desc()).cols, 2);
   EXPECT_EQ(scheduled(symbolic_conv_like(1, 2), cuda::target_desc()).cols, 1);
-  EXPECT_EQ(scheduled(symbolic_conv_like(8, 4), cuda::target_desc()).rows, 4);
+  Schedule s = scheduled(symbolic_conv_like(8, 4), cuda::target_desc());
+  EXPECT_EQ(s.rows, 4);
+  EXPECT_EQ(s.fill, cuda::target_desc().fill_threads);
+  EXPECT_EQ(scheduled(conv_like(16, 4096), cuda::target_desc()).fill, 0);  // fixed: decided now
 }
 
 // A conv with fewer outputs than fill_threads x rows x cols computes fewer per work item

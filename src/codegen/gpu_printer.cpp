@@ -90,20 +90,34 @@ std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   if (fixed && k.schedule.threads == 0) return src + "}\n";
   std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
   std::string stride = "(int64_t)" + g_.group_count + " * " + g_.group_size;
-  std::string n = fixed ? std::to_string(k.schedule.threads)
-                        : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(k.schedule.rows * k.schedule.cols)));
+  const Schedule& sc = k.schedule;
+  const Expr* red = find_reduce(k.body);
+  bool pick = !fixed && sc.fill > 0 && red;  // a symbolic length's tile, or one output per item
+  std::string tile = std::to_string(sc.rows * sc.cols);
+  if (pick) {
+    src += "  const int64_t outputs = " + size(numel_expr(p, k.out)) + ";\n";
+    src += "  const bool one = outputs / " + tile + " < " + std::to_string(sc.fill) + ";  // too few work items\n";
+  }
+  std::string n = fixed ? std::to_string(sc.threads)
+                 : pick ? "one ? outputs : outputs / " + tile
+                        : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(sc.rows * sc.cols)));
   src += "  const int64_t n = " + n + ";\n";
-  Narrow narrow = !fixed ? Narrow::AtRunTime : k.schedule.threads <= kMax32 ? Narrow::Yes : Narrow::No;
+  Narrow narrow = !fixed ? Narrow::AtRunTime : sc.threads <= kMax32 ? Narrow::Yes : Narrow::No;
   if (narrow == Narrow::AtRunTime) src += "  const bool n32 = n <= " + std::to_string(kMax32) + g_.int_suffix + ";\n";
   src += "  for (int64_t i = " + first + "; i < n; i += " + stride + ") {\n";
-  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red, narrow);
-  return src + unflatten(dims(p, k.out), narrow) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  if (!red) return src + unflatten(dims(p, k.out), narrow) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  if (!pick) return src + reduction(p, k, sc, *red, narrow) + "  }\n}\n";
+  Schedule single = sc;
+  single.rows = single.cols = 1;
+  single.unroll = 0;
+  return src + "    if (one) {\n" + reduction(p, k, single, *red, narrow) + "    } else {\n" +
+         reduction(p, k, sc, *red, narrow) + "    }\n  }\n}\n";
 }
 
 // The work item's rows x cols outputs: row c and column l of its block, each with its own
 // accumulator, the innermost reduction loop unrolled where the schedule says.
-std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red, Narrow narrow) const {
-  const Schedule& sc = k.schedule;
+std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule& sc, const Expr& red,
+                                  Narrow narrow) const {
   const Shape& s = p.buffers[k.out].shape;
   size_t r = s.size();
   bool block = sc.rows * sc.cols > 1;
@@ -139,7 +153,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Expr& re
   }
   src += "    {\n    " + each + reduce_step(red, acc) + close + "\n    }\n";
   std::string flat = block ? out_index(p, k.out) : "i";
-  return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n  }\n}\n";
+  return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n";
 }
 
 std::string GpuPrinter::epilogue(const Plan& p) const {

@@ -35,7 +35,10 @@ class GpuPrinter : public CPrinter {
                         const std::map<size_t, std::string>& renamed = {}) const;
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
-  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red, Narrow narrow) const;
+  // One work item's outputs under schedule `sc` (k's own, or one output per item), without
+  // the loop around it.
+  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
+                        Narrow narrow) const;
   GpuDialect g_;
 };
 

@@ -38,7 +38,8 @@ std::string describe(const Schedule& s) {
   auto f = [](const char* name, int64_t v) { return std::string(" ") + name + "=" + std::to_string(v); };
   if (s.loops == Schedule::Loops::Host) return "host" + f("lanes", s.lanes) + f("rows", s.rows) + f("tile_at", s.tile_at);
   if (s.loops == Schedule::Loops::Gpu)
-    return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) + f("unroll", s.unroll);
+    return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) + f("unroll", s.unroll) +
+           (s.fill ? f("fill", s.fill) : "");
   return "unscheduled";
 }
 

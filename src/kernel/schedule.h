@@ -28,6 +28,10 @@ struct Schedule {
   int64_t cols = 1;
   // GPU: the innermost reduction loop is unrolled when it runs at most this many times (0: never).
   int64_t unroll = 0;
+  // GPU, a reduction over a symbolic length: at a length with fewer than this many work items
+  // of rows x cols, each work item computes one output instead (the kernel holds both loops
+  // and picks at run time; the same bits either way); 0: never.
+  int64_t fill = 0;
 
   bool chosen() const { return loops != Loops::Unset; }
 };

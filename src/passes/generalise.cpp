@@ -370,7 +370,9 @@ void reinstantiate(const SymbolicPlan& s, Plan& p, const std::vector<int64_t>& v
   for (const SymbolicPlan::SymbolicDim& d : s.buffer_dims) p.buffers[d.buf].shape[d.axis] = d.at.at(values);
   for (int k : s.sized_kernels) {
     Schedule& sc = p.kernels[k].schedule;
-    sc.threads = p.buffers[p.kernels[k].out].numel() / (sc.rows * sc.cols);
+    int64_t outputs = p.buffers[p.kernels[k].out].numel();
+    sc.threads = outputs / (sc.rows * sc.cols);
+    if (sc.threads < sc.fill) sc.threads = outputs;  // as the kernel decides (gpu_printer.cpp)
   }
 }
 

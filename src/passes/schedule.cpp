@@ -82,9 +82,11 @@ Schedule gpu_schedule(const Plan& p, const Buffer& b, const Expr* red, const Tar
     if (red->args[0]->op != Op::Select)
       for (g.cols = t.thread_cols; g.cols > 1 && !always_divides(p, b, s.size() - 1, g.cols);) g.cols /= 2;
   }
-  // Fewer outputs per item until the device is full (a symbolic plan's size is unknown: kept).
+  // Fewer outputs per item until the device is full; a symbolic plan's size is known only when
+  // a length is bound, so its kernel chooses then between its tile and one output per item.
   while (b.dims.empty() && shape_numel(s) / (g.rows * g.cols) < t.fill_threads && g.rows * g.cols > 1)
     (g.cols >= g.rows ? g.cols : g.rows) /= 2;
+  if (!b.dims.empty() && g.rows * g.cols > 1) g.fill = t.fill_threads;
   g.threads = shape_numel(s) / (g.rows * g.cols);  // at the probe length in a symbolic plan (instantiate sets it)
   g.unroll = g.cols > 1 ? t.unroll : 0;
   return g;

@@ -71,7 +71,7 @@ Schedule scheduled(Plan p, const TargetDesc& t) {
 TEST(Schedule, HostReductionTilesLanesAndRowsOutsideTheDimBeforeTheLast) {
   Schedule s = scheduled(conv_like(16, 30), cpu::target_desc());
   EXPECT_EQ(s.loops, Schedule::Loops::Host);
-  EXPECT_EQ(s.lanes, 16);
+  EXPECT_EQ(s.lanes, __builtin_cpu_supports("avx512f") ? 32 : 16);  // two vectors per row
   EXPECT_EQ(s.rows, 8);
   EXPECT_EQ(s.tile_at, 1);
   EXPECT_EQ(scheduled(conv_like(6, 30), cpu::target_desc()).rows, 2);  // the largest power of two dividing 6
@@ -85,9 +85,16 @@ TEST(Schedule, HostElementwiseTilesTheLastDim) {
   EXPECT_EQ(s.tile_at, 1);
 }
 
+// The tile rules with tiles of at most 4 x 4 (whatever cuda's own are).
+TargetDesc cuda_4x4() {
+  TargetDesc t = cuda::target_desc();
+  t.thread_rows = t.thread_cols = 4;
+  return t;
+}
+
 // The tile rules on their own: these convs are far too small to fill a GPU.
 TargetDesc cuda_unfilled() {
-  TargetDesc t = cuda::target_desc();
+  TargetDesc t = cuda_4x4();
   t.fill_threads = 0;
   return t;
 }
@@ -130,10 +137,10 @@ Plan symbolic_conv_like(int64_t k, int64_t c) {
 // four, 2*T+2 for two, T+2 for none. The fill rule cannot shrink a symbolic kernel's tile when
 // compiling: the kernel carries the target's fill and picks one output per item at run time.
 TEST(Schedule, GpuColumnsOverALengthThatIsTheirMultipleAtEveryLength) {
-  EXPECT_EQ(scheduled(symbolic_conv_like(8, 0), cuda::target_desc()).cols, 4);
-  EXPECT_EQ(scheduled(symbolic_conv_like(2, 2), cuda::target_desc()).cols, 2);
-  EXPECT_EQ(scheduled(symbolic_conv_like(1, 2), cuda::target_desc()).cols, 1);
-  Schedule s = scheduled(symbolic_conv_like(8, 4), cuda::target_desc());
+  EXPECT_EQ(scheduled(symbolic_conv_like(8, 0), cuda_4x4()).cols, 4);
+  EXPECT_EQ(scheduled(symbolic_conv_like(2, 2), cuda_4x4()).cols, 2);
+  EXPECT_EQ(scheduled(symbolic_conv_like(1, 2), cuda_4x4()).cols, 1);
+  Schedule s = scheduled(symbolic_conv_like(8, 4), cuda_4x4());
   EXPECT_EQ(s.rows, 4);
   EXPECT_EQ(s.fill, cuda::target_desc().fill_threads);
   EXPECT_EQ(scheduled(conv_like(16, 4096), cuda::target_desc()).fill, 0);  // fixed: decided now
@@ -142,7 +149,7 @@ TEST(Schedule, GpuColumnsOverALengthThatIsTheirMultipleAtEveryLength) {
 // A conv with fewer outputs than fill_threads x rows x cols computes fewer per work item
 // (columns and rows halved in turn) until the device has enough work items, or one each.
 TEST(Schedule, GpuReductionTooSmallToFillTheDeviceComputesFewerOutputsPerItem) {
-  TargetDesc t = cuda::target_desc();
+  TargetDesc t = cuda_4x4();
   t.fill_threads = 16 * 32 / 4;
   Schedule half = scheduled(conv_like(16, 32), t);
   EXPECT_EQ(half.rows * half.cols, 4);

@@ -10,7 +10,9 @@ const kir::TargetDesc& target_desc() {
     kir::TargetDesc t;
     t.name = "cpu";
     t.max_buffer_args = 0;  // a kernel takes one array of buffer pointers
-    t.reduce_lanes = 16;    // accumulators per tile: one AVX-512 / two AVX2 vectors
+    // Accumulators per row of a tile: two AVX-512 vectors (8 rows: 16 of its 32 registers,
+    // one input load per 16 FMAs, not per 8) or two AVX2 ones (8 rows fill its 16 registers).
+    t.reduce_lanes = __builtin_cpu_supports("avx512f") ? 32 : 16;
     t.element_lanes = 256;  // elements per tile of a kernel without a reduction
     t.reduce_rows = 8;      // rows of the dim before the last per reduction tile
     return t;

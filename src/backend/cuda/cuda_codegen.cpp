@@ -14,7 +14,7 @@ const kir::TargetDesc& target_desc() {
     t.shared_bytes = 48 * 1024;  // static shared memory per block
     t.max_buffer_args = 512;     // 4 KiB of kernel parameters, 8 bytes a pointer
     t.group_threads = 256;       // every kernel's __launch_bounds__
-    t.thread_rows = 4;           // output rows (dim before the last) per thread of a reduction
+    t.thread_rows = 8;           // output rows (dim before the last) per thread of a reduction
     t.thread_cols = 4;           // ... times output columns (last dim), where they divide
     t.unroll = 16;               // innermost reduction loops this short are unrolled
     t.fill_threads = 1 << 16;    // about two groups of 256 on each of an H200's 132 SMs

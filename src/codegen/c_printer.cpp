@@ -154,6 +154,13 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
   }
 }
 
+std::string CPrinter::tile_part(const Expr& e) const {
+  if (tile_.var < 0 || (e.fn != Fn::Div && e.fn != Fn::Mod) || e.args.size() != 2) return "";
+  const Expr &v = *e.args[0], &r = *e.args[1];
+  if (v.op != Op::Var || v.i != tile_.var || r.op != Op::Const || r.i != tile_.rows) return "";
+  return e.fn == Fn::Div ? tile_.block : "((int64_t)" + tile_.lane + ")";
+}
+
 std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
   const Expr& e = *ep;
   auto a = [&](size_t k) { return expr(e.args[k], acc); };
@@ -170,7 +177,10 @@ std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
       if (e.type == DType::boolean) return "(" + a(0) + " != 0)";
       return "((" + compute_type(e.type) + ")(" + a(0) + "))";
     case Op::Unary: s = e.args.size() == 1 ? unary(e, a(0)) : ""; break;
-    case Op::Binary: s = e.args.size() == 2 ? binary(e, a(0), a(1)) : ""; break;
+    case Op::Binary:
+      s = tile_part(e);
+      if (s.empty() && e.args.size() == 2) s = binary(e, a(0), a(1));
+      break;
   }
   if (s.empty()) throw InternalError("internal: code generation cannot print the expression " + to_string(ep).substr(0, kShownExpr));
   return s;

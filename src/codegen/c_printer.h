@@ -59,10 +59,20 @@ class CPrinter {
   static std::string loop(const std::string& v, const std::string& extent);
   // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
   static std::string buffer_bytes_init(const kir::Plan& p);
+  // Inside a tile of `rows` output rows, row var `var` is `block * rows + lane`: its quotient
+  // and remainder by `rows` (block_constant_rows indexes constants by them) print as those.
+  struct TileRow {
+    int var = -1;
+    int64_t rows = 0;
+    std::string block, lane;
+  };
+  void set_tile_row(TileRow t) const { tile_ = std::move(t); }
 
  private:
   std::string unary(const kir::Expr& e, const std::string& a) const;
   mutable int symbols_ = -1;  // the kernel being printed reads the symbols from this buffer
+  mutable TileRow tile_;      // the tile being printed, if its row var is split
+  std::string tile_part(const kir::Expr& e) const;  // "" unless e is that quotient or remainder
   std::string binary(const kir::Expr& e, const std::string& a, const std::string& b) const;
   CDialect d_;
 };

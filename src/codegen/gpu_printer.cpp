@@ -137,6 +137,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
                                                    : kir::binary(Fn::Div, items[r - 1], icst(sc.cols));
     src += unflatten(items, narrow, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
+    if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vb", "c"});
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
            " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    " + g_.unroll_pragma +
            "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = vl * " +
@@ -153,7 +154,9 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
   }
   src += "    {\n    " + each + reduce_step(red, acc) + close + "\n    }\n";
   std::string flat = block ? out_index(p, k.out) : "i";
-  return src + "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n";
+  src += "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n";
+  set_tile_row({});
+  return src;
 }
 
 std::string GpuPrinter::epilogue(const Plan& p) const {

@@ -106,6 +106,7 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused", cv = r >= 2 ? "v" + std::to_string(r - 2) : "";
   std::string at = compute_type(red.type), L = std::to_string(sc.lanes), R = std::to_string(sc.rows);
   std::string RL = std::to_string(sc.rows * sc.lanes), acc = "acc[c * " + L + " + j]";
+  if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vrow", "c"});
   std::string step = reduce_step(red, acc);
   // Row c of the block: the blocked dim's index, then the lane loop.
   std::string row = sc.rows > 1 ? "for (int c = 0; c < " + R + "; ++c) { const int64_t " + cv + " = vrow * " + R +
@@ -123,7 +124,9 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
   src += "    }\n    } else {\n" + loops + "    {\n";
   src += "        " + row + "        for (int j = 0; j < n; ++j) { " + lane + " " + step + " }\n        }\n    }\n    }\n";
   src += "    " + row + "    for (int64_t j = 0; j < n; ++j) {\n      " + lane + "\n";
-  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n  }\n";
+  src += "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n  }\n";
+  set_tile_row({});
+  return src;
 }
 
 std::string HostPrinter::epilogue(const Plan& p) const {

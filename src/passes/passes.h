@@ -19,5 +19,6 @@ void inline_views(kir::Plan& p, PassManager& pm);       // pure index remaps int
 void fuse_elementwise(kir::Plan& p, PassManager& pm);   // single-reader elementwise producers
 void fuse_epilogues(kir::Plan& p, PassManager& pm);     // elementwise readers into their anchor
 void remove_dead_kernels(kir::Plan& p);                 // required clean-up, not numbered
+void block_constant_rows(kir::Plan& p, PassManager& pm);  // after the schedule: constants in tile order
 
 }  // namespace lockstep

@@ -1,0 +1,113 @@
+// Constant operands of a reduction stored in the order its tiles read them: a transposed conv's
+// weight [Ci, Co, K] read by tiles of R output rows becomes [Ci, Co/R, K, R], so at each step a tile's
+// rows read R consecutive weights (one or two vector loads on a GPU) and successive steps read
+// on from there (one stream on a CPU). Only the storage order changes: every product and every
+// sum is the same, so are the bits. Runs after the schedule, which chooses R.
+#include <cstring>
+
+#include "passes/passes.h"
+
+namespace lockstep {
+
+using namespace kir;
+
+namespace {
+
+// The dim of `ld` indexed by exactly Var(row) and by nothing else that mentions it; -1 if none.
+int row_dim(const Expr& ld, int row) {
+  int dim = -1;
+  for (size_t d = 0; d < ld.args.size(); ++d) {
+    const Expr& a = *ld.args[d];
+    if (!(a.var_mask & (uint64_t{1} << row))) continue;
+    if (dim >= 0 || a.op != Op::Var) return -1;
+    dim = static_cast<int>(d);
+  }
+  return dim;
+}
+
+bool same_args(const Expr& a, const Expr& b) {
+  if (a.flat != b.flat || a.args.size() != b.args.size()) return false;
+  for (size_t j = 0; j < a.args.size(); ++j)
+    if (!same(a.args[j], b.args[j])) return false;
+  return true;
+}
+
+// `t` with dim `d` split into blocks of `rows`: the block index stays at d, the index within
+// a block goes last ([.., n, ..] -> [.., n/rows, .., rows]), row-major both.
+Tensor blocked(const Tensor& t, size_t d, int64_t rows) {
+  Shape s = t.shape;
+  int64_t outer = 1, n = s[d], inner = 1;
+  for (size_t k = 0; k < d; ++k) outer *= s[k];
+  for (size_t k = d + 1; k < s.size(); ++k) inner *= s[k];
+  s[d] = n / rows;
+  s.push_back(rows);
+  Tensor r(t.dtype, s);
+  size_t e = dtype_size(t.dtype);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        std::memcpy(r.bytes.data() + (((o * (n / rows) + j / rows) * inner + i) * rows + j % rows) * e,
+                    t.bytes.data() + ((o * n + j) * inner + i) * e, e);
+  return r;
+}
+
+// Loads of each buffer in the whole plan.
+std::vector<int> loads_per_buffer(const Plan& p) {
+  std::vector<int> n(p.buffers.size(), 0);
+  std::vector<const Expr*> loads;
+  for (const Kernel& k : p.kernels) {
+    loads.clear();
+    collect_loads(k.body, loads);
+    for (const Expr* ld : loads) ++n[ld->buf];
+  }
+  return n;
+}
+
+}  // namespace
+
+void block_constant_rows(Plan& p, PassManager& pm) {
+  std::vector<int> reads = loads_per_buffer(p);
+  for (Kernel& k : p.kernels) {
+    const Expr* red = find_reduce(k.body);
+    size_t rank = p.buffers[k.out].shape.size();
+    int64_t rows = k.schedule.rows;
+    if (!red || rank < 2 || rows < 2) continue;
+    int row = static_cast<int>(rank) - 2;
+    std::vector<const Expr*> loads;
+    collect_loads(red->args[0], loads);
+    for (const Expr* ld : loads) {
+      Buffer& b = p.buffers[ld->buf];
+      int d = ld->flat || b.kind != Buffer::Constant || !b.data ? -1 : row_dim(*ld, row);
+      // A row dim already outermost (a conv's [Co, Ci, K]) keeps each row one contiguous run:
+      // blocking those cost the H200's conv kernels 10-25%; interleaved rows (a transposed
+      // conv's [Ci, Co, K]) gained 25-35%.
+      if (d <= 0 || b.shape[d] % rows) continue;
+      // Every load of the buffer must be this one (the same index), or another reader breaks.
+      std::vector<const Expr*> all;
+      collect_loads(k.body, all);
+      int same_index = 0;
+      for (const Expr* o : all) same_index += o->buf == ld->buf && same_args(*o, *ld);
+      if (same_index != reads[ld->buf]) continue;
+      std::string what = "constant b" + std::to_string(ld->buf) + " of " + k.name + ": dim " + std::to_string(d) +
+                         " in blocks of " + std::to_string(rows) + ", innermost";
+      if (!pm.request("block-constant-rows", what, k.nodes)) continue;
+      bool faulty = pm.faulty();
+      b.data = std::make_shared<const Tensor>(blocked(*b.data, static_cast<size_t>(d), rows));
+      b.shape = b.data->shape;
+      int buf = ld->buf;
+      k.body = replace_loads(k.body, buf, [&](const Expr& e) {
+        std::vector<ExprP> args = e.args;
+        ExprP rv = args[d];
+        args[d] = binary(Fn::Div, rv, icst(rows));
+        args.push_back(binary(Fn::Mod, rv, icst(rows)));
+        ExprP r = load(buf, b.shape, e.type, std::move(args));
+        ExprP bad = faulty ? pm.fault->corrupt_load(*r) : nullptr;
+        return bad ? bad : r;
+      });
+      pm.finished();
+      break;  // the body changed: `loads` point into the old one
+    }
+  }
+}
+
+}  // namespace lockstep

@@ -17,10 +17,12 @@ constexpr int64_t kGrainWork = 32768;
 // Kernels run their outer iterations through the runtime's ls_parallel (ls_set_parallel), which
 // hands ranges of them to its threads; without one they run in order on the caller's thread.
 std::string HostPrinter::prelude() const {
-  return dialect().header + R"(static int ls_threads = 0;
-typedef void (*ls_range_fn)(void* const*, int64_t, int64_t);
+  // One thread count and ls_parallel for the whole shared object (the epilogue defines them),
+  // hidden from every other module of the process.
+  return dialect().header + R"(typedef void (*ls_range_fn)(void* const*, int64_t, int64_t);
 typedef void (*ls_parallel_fn)(ls_range_fn, void* const*, int64_t, int64_t, int);
-static ls_parallel_fn ls_parallel = 0;
+extern "C" __attribute__((visibility("hidden"))) int ls_threads;
+extern "C" __attribute__((visibility("hidden"))) ls_parallel_fn ls_parallel;
 static inline void ls_run(ls_range_fn f, void* const* bufs, int64_t n, int64_t grain) {
   if (n <= 0) return;
   if (ls_parallel && ls_threads != 1 && n > grain) ls_parallel(f, bufs, n, grain, ls_threads);
@@ -131,7 +133,9 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
 
 std::string HostPrinter::epilogue(const Plan& p) const {
   // Explicit extern: a const object at namespace scope would otherwise be internal.
-  std::string s = "extern \"C\" {\ntypedef void (*ls_kernel_fn)(void* const*);\n";
+  std::string s = "extern \"C\" {\nint ls_threads = 0;\nls_parallel_fn ls_parallel = 0;\n";
+  for (const Kernel& k : p.kernels) s += "void " + k.name + "(void* const* bufs);\n";  // maybe in other units
+  s += "typedef void (*ls_kernel_fn)(void* const*);\n";
   s += "extern const ls_kernel_fn ls_kernels[];\nconst ls_kernel_fn ls_kernels[] = {";
   for (size_t k = 0; k < p.kernels.size(); ++k) s += (k ? ", " : "") + p.kernels[k].name;
   if (p.kernels.empty()) s += "nullptr";
@@ -146,8 +150,8 @@ std::string HostPrinter::epilogue(const Plan& p) const {
 
 std::string HostPrinter::program(const Plan& p) const {
   std::string src = prelude();
-  for (const Kernel& k : p.kernels) src += "\n" + kernel(p, k);
-  return src + "\n" + epilogue(p);
+  for (const Kernel& k : p.kernels) src += "\n" + std::string(kUnitBreak) + kernel(p, k);
+  return src + "\n" + kUnitBreak + epilogue(p);
 }
 
 }  // namespace lockstep::codegen

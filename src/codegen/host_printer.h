@@ -6,6 +6,10 @@
 
 namespace lockstep::codegen {
 
+// Between the prelude, each kernel and the epilogue of a program: the system compiler may build
+// the pieces as several translation units, each headed by the prelude, and link them.
+inline constexpr const char* kUnitBreak = "// lockstep: a translation unit may start here\n";
+
 class HostPrinter : public CPrinter {
  public:
   explicit HostPrinter(CDialect d) : CPrinter(std::move(d)) {}
@@ -17,7 +21,7 @@ class HostPrinter : public CPrinter {
   // The kernel table and thread control (ls_set_threads, ls_set_parallel) that the runtime
   // looks up with dlsym.
   std::string epilogue(const kir::Plan& p) const;
-  // Prelude + every kernel + epilogue: the translation unit the system compiler builds.
+  // Prelude + every kernel + epilogue, each after a kUnitBreak: what the system compiler builds.
   std::string program(const kir::Plan& p) const;
 
  private:

@@ -1,8 +1,13 @@
 #include "backend/cpu/cpu_compiler.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+
+#include "backend/cpu/thread_pool.h"
+#include "codegen/host_printer.h"
 
 #include "core/dirs.h"
 #include "core/error.h"
@@ -53,7 +58,46 @@ std::string host_cpu() {
   return model + "\n" + flags;
 }
 
+// The compiler and its flags, then `args`.
+std::vector<std::string> command(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = compiler();
+  for (const std::string& f : split_words(kFlags)) argv.push_back(f);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+void fail_unless_built(const ProcessResult& r) {
+  if (r.exit_code != 0)
+    throw InternalError("cpu: the system compiler failed on generated code:\n" + r.output.substr(0, 4000));
+}
+
 }  // namespace
+
+// The program cut at the printer's unit breaks into at most `most` units of about equal size,
+// each the prelude (the text before the first break) and a run of the pieces after it, in order;
+// a program of fewer than kPiecesPerUnit pieces a unit stays one.
+std::vector<std::string> translation_units(const std::string& source, size_t most) {
+  const std::string mark = codegen::kUnitBreak;
+  std::vector<std::string> pieces;
+  size_t at = source.find(mark);
+  if (at == std::string::npos) return {source};
+  std::string prelude = source.substr(0, at);
+  while (at != std::string::npos) {
+    size_t next = source.find(mark, at + mark.size());
+    pieces.push_back(source.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  size_t n = std::max<size_t>(1, std::min(most, pieces.size() / kPiecesPerUnit));
+  size_t total = 0, done = 0;
+  for (const std::string& p : pieces) total += p.size();
+  std::vector<std::string> units(n, prelude);
+  for (const std::string& p : pieces) {
+    size_t u = std::min(n - 1, done * n / std::max<size_t>(total, 1));
+    units[u] += p;
+    done += p.size();
+  }
+  return units;
+}
 
 SystemCompiler::SystemCompiler() {
   static const std::string id = [] {
@@ -71,17 +115,33 @@ SystemCompiler::SystemCompiler() {
   identity_ = id;
 }
 
-// Built in a fresh private folder that is gone once the bytes are read.
+// Built in a fresh private folder that is gone once the bytes are read: a large program as
+// several translation units compiled at once (one a core) and then linked.
 std::string SystemCompiler::compile(const std::string& source) {
   PrivateTempDir dir("lockstep-cpu");
-  fs::path src = dir.path() / "program.cpp", so = dir.path() / "program.so";
-  write_file_atomic(src.string(), source);
-  std::vector<std::string> argv = compiler();
-  for (const std::string& f : split_words(kFlags)) argv.push_back(f);
-  for (const std::string& f : {src.string(), std::string("-o"), so.string()}) argv.push_back(f);
-  ProcessResult r = run_process(argv);
-  if (r.exit_code != 0)
-    throw InternalError("cpu: the system compiler failed on generated code:\n" + r.output.substr(0, 4000));
+  fs::path so = dir.path() / "program.so";
+  std::vector<std::string> units = translation_units(source, static_cast<size_t>(available_cores()));
+  std::vector<std::string> objects;
+  std::vector<std::vector<std::string>> jobs;
+  for (size_t u = 0; u < units.size(); ++u) {
+    fs::path src = dir.path() / ("unit" + std::to_string(u) + ".cpp");
+    write_file_atomic(src.string(), units[u]);
+    if (units.size() == 1) {
+      jobs.push_back(command({src.string(), "-o", so.string()}));
+    } else {
+      objects.push_back((dir.path() / ("unit" + std::to_string(u) + ".o")).string());
+      jobs.push_back(command({"-c", src.string(), "-o", objects.back()}));
+    }
+  }
+  std::vector<ProcessResult> results(jobs.size());
+  std::vector<std::thread> threads;
+  for (size_t j = 0; j < jobs.size(); ++j) threads.emplace_back([&, j] { results[j] = run_process(jobs[j]); });
+  for (std::thread& t : threads) t.join();
+  for (const ProcessResult& r : results) fail_unless_built(r);
+  if (!objects.empty()) {
+    objects.insert(objects.end(), {"-o", so.string()});
+    fail_unless_built(run_process(command(objects)));
+  }
   std::string bytes = read_own_file(so.string());
   if (bytes.empty()) throw InternalError("cpu: the system compiler wrote no shared object");
   return bytes;

@@ -127,6 +127,48 @@ bool lower_transposed_direct(Lowering& L, int n, const ConvGeometry& geo) {
   return true;
 }
 
+// A strided 1-D transposed conv whose output length is a multiple of its stride s, computed
+// phase by phase: y[n, co, q*s + ph] = Y[n, co, ph, q]. In phase ph the taps are k = k0(ph) +
+// m*s and the input position q + m + c(ph), so a row of phases reads its weights once and
+// consecutive q read consecutive inputs of a zero-padded copy (no bounds check or division per
+// element). The nonzero terms and their order are lower_transposed_direct's (a tap past the
+// input adds w * 0 where that one added 0: the same sum), so are the bytes; y is a view of Y.
+bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
+  const Node& node = L.g.nodes[n];
+  int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const Shape &ys = L.shape(y), &ws = L.shape(w), &xs = L.shape(x);
+  if (ys.size() != 3 || geo.dilations[0] != 1 || geo.strides[0] < 2 || ys[2] % geo.strides[0]) return false;
+  int64_t K = geo.kernel[0], s = geo.strides[0], G = geo.group, Cg = ws[0] / G, M = (K + s - 1) / s;
+  int64_t A = K - 1 - geo.pads_begin[0], Q = ys[2] / s;
+  int64_t lift = s * ((std::max<int64_t>(A, 0) + s - 1) / s + 1);  // keeps the modulus non-negative
+  auto k0_of = [&](int64_t ph) { return (s - (ph - A + lift) % s) % s; };
+  int64_t lo = 0, hi = 0;  // the input positions any phase's taps reach
+  for (int64_t ph = 0; ph < s; ++ph) {
+    int64_t c = (ph + k0_of(ph) - A) / s;
+    lo = std::min(lo, c), hi = std::max(hi, Q - 1 + M - 1 + c);
+  }
+  ConvGeometry pad = geo;
+  pad.pads_begin[0] = -lo, pad.pads_end[0] = std::max<int64_t>(0, hi - (xs[2] - 1));
+  int xp = padded_input(L, n, x, pad);
+  auto [xi, wi] = channel_index(G, Cg, ys[1] / G, 4, true);
+  ExprP ph = v(2), m = v(5);
+  ExprP k0 = binary(Fn::Mod, sub(icst(s), binary(Fn::Mod, add(sub(ph, icst(A)), icst(lift)), icst(s))), icst(s));
+  ExprP k = add(k0, mul(m, icst(s)));
+  ExprP c = binary(Fn::Div, sub(add(ph, k0), icst(A)), icst(s));  // an exact division
+  ExprP tap = lt(k, icst(K));
+  xi.push_back(add(add(v(3), m), add(c, icst(-lo))));
+  wi.push_back(select(tap, sub(icst(K - 1), k), icst(0)));
+  DType t = L.type(y).dtype;
+  const Shape& ps = L.plan.buffers[xp].shape;
+  ExprP term = select(tap, binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi)), cst(0, t));
+  ExprP body = reduce(Fn::Dot, term, 4, {Cg, M});
+  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
+  Shape phases = {ys[0], ys[1], s, Q};
+  int b = L.emit_temp(n, t, phases, body);
+  L.emit(n, y, load(b, phases, t, {v(0), v(1), binary(Fn::Mod, v(2), icst(s)), binary(Fn::Div, v(2), icst(s))}));
+  return true;
+}
+
 void lower_conv(Lowering& L, int n, bool transpose) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
@@ -134,7 +176,7 @@ void lower_conv(Lowering& L, int n, bool transpose) {
   const Shape& ys = L.shape(y);
   const Shape& ws = L.shape(w);
   ConvGeometry geo = conv_geometry(c, L.shape(x), ws, transpose);
-  if (transpose && lower_transposed_direct(L, n, geo)) return;
+  if (transpose && (lower_transposed_phases(L, n, geo) || lower_transposed_direct(L, n, geo))) return;
   size_t nd = ys.size() - 2, r = ys.size();
   int64_t G = geo.group, M = ys[1];
   int64_t Cg = transpose ? ws[0] / G : ws[1], Mg = M / G;

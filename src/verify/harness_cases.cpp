@@ -91,6 +91,8 @@ void add_anchors(std::vector<OpCase>& cs) {
                       {{"strides", attr_ints({2})}, {"pads", attr_ints({1, 1})}, {"output_padding", attr_ints({1})}}});
   cs.push_back(OpCase{"ConvTranspose1d s3 k5 p2,0", "ConvTranspose", {In{F, {1, 3, 7}}, In{F, {3, 2, 5}}, In{F, {2}}}, {},
                       {{"strides", attr_ints({3})}, {"pads", attr_ints({2, 0})}}});
+  cs.push_back(OpCase{"ConvTranspose1d s3 k6 p1,2 group 2", "ConvTranspose", {In{F, {1, 4, 6}}, In{F, {4, 2, 6}}, In{F, {4}}}, {},
+                      {{"strides", attr_ints({3})}, {"pads", attr_ints({1, 2})}, {"group", attr_int(2)}}});
   cs.push_back(OpCase{"ConvTranspose2d group 2", "ConvTranspose", {In{F, {1, 4, 5, 4}}, In{F, {4, 3, 3, 2}}}, {},
                       {{"strides", attr_ints({2, 1})}, {"group", attr_int(2)}}});
   cs.push_back(OpCase{"MatMul batched", "MatMul", {In{F, {2, 1, 5, 7}}, In{F, {3, 7, 4}}}, {}, {}});

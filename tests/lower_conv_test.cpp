@@ -1,0 +1,52 @@
+// How a strided 1-D ConvTranspose is lowered: phase by phase into [N, Co, s, T/s] where the
+// output length is a multiple of the stride (values: the harness cases, on every target).
+#include <gtest/gtest.h>
+
+#include "graph/builder.h"
+#include "passes/pipeline.h"
+
+namespace lockstep {
+namespace {
+
+using namespace kir;
+
+Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Attr::Ints; a.ints = std::move(v); return a; }
+
+// x [1, 4, 6] through a group-2 ConvTranspose of kernel 6 and stride 3 with `pads`.
+Plan lowered(int64_t pad_end) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {dim(1), dim(4), dim(6)});
+  int w = b.initializer("w", Tensor(DType::f32, {4, 2, 6}));
+  Attr group;
+  group.kind = Attr::Int;
+  group.i = 2;
+  b.output(b.op("ConvTranspose", "up", {x, w}, {{"strides", ints({3})}, {"pads", ints({1, pad_end})}, {"group", group}}));
+  Graph g = b.finish();
+  PipelineOptions o;
+  o.pass_limit = 0;  // the lowering alone
+  return run_pipeline(g, specialisation_for(g, {{"x", Tensor(DType::f32, {1, 4, 6})}}), o).plan;
+}
+
+bool has_buffer(const Plan& p, const Shape& s) {
+  for (const Buffer& b : p.buffers)
+    if (b.shape == s) return true;
+  return false;
+}
+
+TEST(LowerConvTranspose, AnOutputLengthTheStrideDividesIsComputedPhaseByPhase) {
+  Plan p = lowered(2);  // 3 * 5 + 6 - 3 = 18 outputs: 3 phases of 6
+  EXPECT_TRUE(has_buffer(p, {1, 4, 3, 6})) << describe(p);
+  EXPECT_TRUE(has_buffer(p, {1, 4, 18})) << describe(p);
+  const Kernel& up = p.kernels[p.kernels.size() - 2];
+  ASSERT_NE(find_reduce(up.body), nullptr) << describe(p);
+  EXPECT_EQ(find_reduce(up.body)->shape, (Shape{2, 2}));  // 2 channels of a group x 2 taps a phase
+}
+
+TEST(LowerConvTranspose, OtherLengthsKeepTheDirectForm) {
+  Plan p = lowered(1);  // 19 outputs
+  EXPECT_TRUE(has_buffer(p, {1, 4, 19})) << describe(p);
+  for (const Buffer& b : p.buffers) EXPECT_NE(b.shape.size(), 4u) << describe(p);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -44,6 +44,9 @@ struct Kernel {
   ExprP body;
   Schedule schedule;                // loop layout on the target, set by choose_schedules
   int symbols = -1;                 // symbolic plans: the Symbols buffer, read for the sizes
+  // A layout change worth its own pass over memory (a transposed conv's phases interleaved):
+  // fusion never inlines it into its readers, which then read its output in order.
+  bool materialise = false;
   const Shape& shape(const std::vector<Buffer>& bufs) const { return bufs[out].shape; }
 };
 

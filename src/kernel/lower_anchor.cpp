@@ -132,7 +132,8 @@ bool lower_transposed_direct(Lowering& L, int n, const ConvGeometry& geo) {
 // m*s and the input position q + m + c(ph), so a row of phases reads its weights once and
 // consecutive q read consecutive inputs of a zero-padded copy (no bounds check or division per
 // element). The nonzero terms and their order are lower_transposed_direct's (a tap past the
-// input adds w * 0 where that one added 0: the same sum), so are the bytes; y is a view of Y.
+// input adds w * 0 where that one added 0: the same sum), so are the bytes; y is Y interleaved,
+// by a kernel of its own.
 bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   const Node& node = L.g.nodes[n];
   int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
@@ -166,6 +167,7 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   Shape phases = {ys[0], ys[1], s, Q};
   int b = L.emit_temp(n, t, phases, body);
   L.emit(n, y, load(b, phases, t, {v(0), v(1), binary(Fn::Mod, v(2), icst(s)), binary(Fn::Div, v(2), icst(s))}));
+  L.plan.kernels.back().materialise = true;  // read in order by the resblocks' several kernels
   return true;
 }
 

@@ -280,7 +280,7 @@ void inline_views(Plan& p, PassManager& pm) {
   Fuser f(p, pm);
   f.each_producer([&](int k, const std::vector<int>& rs) {
     const Kernel& P = p.kernels[k];
-    if (p.buffers[P.out].kind != Buffer::Temp || rs.empty() || !is_view(P.body)) return false;
+    if (p.buffers[P.out].kind != Buffer::Temp || rs.empty() || !is_view(P.body) || P.materialise) return false;
     for (int r : rs) {  // padding stays materialised ahead of a reduction: no bounds checks inside it
       if (has_reduce(p.kernels[r].body) && has_select(P.body)) return false;
       if (too_deep(P.body, p.kernels[r].body) || f.too_wide(k, r)) return false;
@@ -297,7 +297,7 @@ void fuse_elementwise(Plan& p, PassManager& pm) {
   Fuser f(p, pm);
   f.each_producer([&](int k, const std::vector<int>& rs) {
     const Kernel& P = p.kernels[k];
-    if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || has_reduce(P.body)) return false;
+    if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || has_reduce(P.body) || P.materialise) return false;
     const Kernel& C = p.kernels[rs[0]];
     bool cheap = !is_transcendental(P.body) && !has_select(P.body);
     if (has_reduce(C.body) && !cheap) return false;  // would recompute per reduction step

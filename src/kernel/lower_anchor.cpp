@@ -68,12 +68,16 @@ ConvIndex channel_index(int64_t G, int64_t Cg, int64_t Mg, size_t r, bool transp
   return {{v(0), ci}, {v(1), v(r)}};
 }
 
-// out = sum over (channel, taps) of `term`, plus the bias if the node has one.
-void emit_conv_sum(Lowering& L, int n, ExprP term, size_t r, const Shape& extents) {
+// The sum over (channel, taps) of `term` (reduction vars from r), plus the bias if the node has one.
+ExprP conv_sum(Lowering& L, int n, ExprP term, size_t r, const Shape& extents) {
   const Node& node = L.g.nodes[n];
   ExprP body = reduce(Fn::Dot, std::move(term), static_cast<int>(r), extents);
   if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
-  L.emit(n, node.outputs[0], body);
+  return body;
+}
+
+void emit_conv_sum(Lowering& L, int n, ExprP term, size_t r, const Shape& extents) {
+  L.emit(n, L.g.nodes[n].outputs[0], conv_sum(L, n, std::move(term), r, extents));
 }
 
 // A strided transposed conv read straight from its input, one phase at a time: of the kernel
@@ -84,12 +88,24 @@ struct TransposedTap {
   ExprP k, q, ok;  // tap of the upsampled-form kernel, input position, whether both are real
 };
 
+// The first tap k0 = (A - pos) mod s that lands on an input element at output position pos
+// (A = K - 1 - pad_begin: pos + k - A is the tap's position in the s-strided input), as an
+// expression and, for a known pos, as a number; `lift`, a multiple of s past A, keeps the
+// modulus's operand non-negative.
+struct FirstTap {
+  int64_t A, s, lift;
+  FirstTap(int64_t K, int64_t s_, int64_t pad_begin)
+      : A(K - 1 - pad_begin), s(s_), lift(s_ * ((std::max<int64_t>(A, 0) + s_ - 1) / s_ + 1)) {}
+  ExprP of(ExprP pos) const {
+    return binary(Fn::Mod, sub(icst(s), binary(Fn::Mod, add(sub(std::move(pos), icst(A)), icst(lift)), icst(s))), icst(s));
+  }
+  int64_t of(int64_t pos) const { return (s - (pos - A + lift) % s) % s; }
+};
+
 TransposedTap transposed_tap(int64_t t_var, int64_t m_var, int64_t K, int64_t s, int64_t pad_begin, int64_t x_len) {
-  int64_t A = K - 1 - pad_begin;             // t + k - A is the tap's position in s-strided input
-  int64_t lift = s * ((std::max<int64_t>(A, 0) + s - 1) / s + 1);  // keeps the modulus non-negative
-  ExprP e = add(sub(v(t_var), icst(A)), icst(lift));
-  ExprP k0 = binary(Fn::Mod, sub(icst(s), binary(Fn::Mod, e, icst(s))), icst(s));
-  ExprP k = add(k0, mul(v(m_var), icst(s)));
+  FirstTap first(K, s, pad_begin);
+  int64_t A = first.A;
+  ExprP k = add(first.of(v(t_var)), mul(v(m_var), icst(s)));
   ExprP q = binary(Fn::Div, sub(add(v(t_var), k), icst(A)), icst(s));  // an exact division
   ExprP ok = all_of(lt(k, icst(K)), all_of(binary(Fn::Le, icst(0), q), lt(q, icst(x_len))));
   return {k, q, ok};
@@ -140,12 +156,12 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   const Shape &ys = L.shape(y), &ws = L.shape(w), &xs = L.shape(x);
   if (ys.size() != 3 || geo.dilations[0] != 1 || geo.strides[0] < 2 || ys[2] % geo.strides[0]) return false;
   int64_t K = geo.kernel[0], s = geo.strides[0], G = geo.group, Cg = ws[0] / G, M = (K + s - 1) / s;
-  int64_t A = K - 1 - geo.pads_begin[0], Q = ys[2] / s;
-  int64_t lift = s * ((std::max<int64_t>(A, 0) + s - 1) / s + 1);  // keeps the modulus non-negative
-  auto k0_of = [&](int64_t ph) { return (s - (ph - A + lift) % s) % s; };
+  int64_t Q = ys[2] / s;
+  FirstTap first(K, s, geo.pads_begin[0]);
+  int64_t A = first.A;
   int64_t lo = 0, hi = 0;  // the input positions any phase's taps reach
   for (int64_t ph = 0; ph < s; ++ph) {
-    int64_t c = (ph + k0_of(ph) - A) / s;
+    int64_t c = (ph + first.of(ph) - A) / s;
     lo = std::min(lo, c), hi = std::max(hi, Q - 1 + M - 1 + c);
   }
   ConvGeometry pad = geo;
@@ -153,7 +169,7 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   int xp = padded_input(L, n, x, pad);
   auto [xi, wi] = channel_index(G, Cg, ys[1] / G, 4, true);
   ExprP ph = v(2), m = v(5);
-  ExprP k0 = binary(Fn::Mod, sub(icst(s), binary(Fn::Mod, add(sub(ph, icst(A)), icst(lift)), icst(s))), icst(s));
+  ExprP k0 = first.of(ph);
   ExprP k = add(k0, mul(m, icst(s)));
   ExprP c = binary(Fn::Div, sub(add(ph, k0), icst(A)), icst(s));  // an exact division
   ExprP tap = lt(k, icst(K));
@@ -162,10 +178,8 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   DType t = L.type(y).dtype;
   const Shape& ps = L.plan.buffers[xp].shape;
   ExprP term = select(tap, binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi)), cst(0, t));
-  ExprP body = reduce(Fn::Dot, term, 4, {Cg, M});
-  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
   Shape phases = {ys[0], ys[1], s, Q};
-  int b = L.emit_temp(n, t, phases, body);
+  int b = L.emit_temp(n, t, phases, conv_sum(L, n, term, 4, {Cg, M}));
   L.emit(n, y, load(b, phases, t, {v(0), v(1), binary(Fn::Mod, v(2), icst(s)), binary(Fn::Div, v(2), icst(s))}));
   L.plan.kernels.back().materialise = true;  // read in order by the resblocks' several kernels
   return true;

@@ -166,9 +166,11 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   remove_dead_kernels(result.plan);
   verify_plan(result.plan);
   if (opts.fault) opts.fault->plan_ready(result.plan);  // after the passes, so every target prints it
-  if (opts.target) choose_schedules(result.plan, *opts.target, pm);  // of the plan as printed
-  block_constant_rows(result.plan, pm);
-  verify_plan(result.plan);
+  if (opts.target) {  // of the plan as printed
+    choose_schedules(result.plan, *opts.target, pm);
+    block_constant_rows(result.plan, pm);
+    verify_plan(result.plan);
+  }
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
   result.log = pm.log();
   return result;

@@ -135,9 +135,8 @@ const NvrtcLoad& load_nvrtc() {
       r.why = "NVRTC at " + r.n.path + " is too old: no " + m;
       return r;
     }
-    int major = 0, minor = 0;
-    n.nvrtcVersion(&major, &minor);
-    n.version = std::to_string(major) + "." + std::to_string(minor);
+    n.nvrtcVersion(&n.major, &n.minor);
+    n.version = std::to_string(n.major) + "." + std::to_string(n.minor);
     r.ok = true;
     return r;
   }();

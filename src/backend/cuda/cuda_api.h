@@ -114,6 +114,7 @@ struct Nvrtc {
   nvrtcResult (*nvrtcGetPTX)(nvrtcProgram, char*);
   const char* (*nvrtcGetErrorString)(nvrtcResult);
   std::string version;  // "13.0"
+  int major = 0, minor = 0;  // of the version
   std::string path;     // the library that was loaded
 };
 

@@ -143,6 +143,11 @@ TEST(Schedule, GpuColumnsOverALengthThatIsTheirMultipleAtEveryLength) {
   Schedule s = scheduled(symbolic_conv_like(8, 4), cuda_4x4());
   EXPECT_EQ(s.rows, 4);
   EXPECT_EQ(s.fill, cuda::target_desc().fill_threads);
+  EXPECT_EQ(s.fill_rows * s.fill_cols, 4);  // and a quarter tile before one output per item
+  EXPECT_EQ(tile_choices(s, true).size(), 3u);
+  EXPECT_TRUE(tile_suits(s, tile_choices(s, true)[0], 1 << 20, 1 << 16));  // 2^16 items of 16
+  EXPECT_FALSE(tile_suits(s, tile_choices(s, true)[0], 1 << 19, 1 << 15));
+  EXPECT_TRUE(tile_suits(s, tile_choices(s, true)[1], 1 << 19, 1 << 15));  // 2^17 items of 4
   EXPECT_EQ(scheduled(conv_like(16, 4096), cuda::target_desc()).fill, 0);  // fixed: decided now
 }
 
@@ -160,6 +165,48 @@ TEST(Schedule, GpuReductionTooSmallToFillTheDeviceComputesFewerOutputsPerItem) {
   EXPECT_EQ(one.rows * one.cols, 1);
   EXPECT_EQ(one.threads, 16 * 32);
   EXPECT_EQ(one.unroll, 0);
+}
+
+// A work item's columns lie 1/cols of a row apart (a warp's loads of a row then coalesce), at
+// any length; a target without the rule keeps them adjacent.
+TEST(Schedule, GpuColumnsSpreadOverTheRow) {
+  EXPECT_TRUE(scheduled(conv_like(16, 96), cuda_unfilled()).spread_cols);
+  EXPECT_TRUE(scheduled(symbolic_conv_like(8, 0), cuda_4x4()).spread_cols);
+  EXPECT_FALSE(scheduled(conv_like(16, 30, true), cuda_unfilled()).spread_cols);  // one column
+  TargetDesc adjacent = cuda_unfilled();
+  adjacent.spread_cols = false;
+  EXPECT_FALSE(scheduled(conv_like(16, 96), adjacent).spread_cols);
+}
+
+// A group stages the weights (no output column in their index) in shared memory: one row
+// block's where each row block of the output holds whole groups, else the two a group may
+// straddle (a symbolic length's kernel checks at bind that a block holds a group); never the
+// input, never past the target's shared memory, never on the host.
+TEST(Schedule, GpuGroupStagesTheOperandItsWorkItemsShare) {
+  Schedule s = scheduled(conv_like(16, 1024), cuda_unfilled());
+  EXPECT_EQ(s.rows * s.cols, 16);
+  EXPECT_EQ(s.stage, 1);  // w, not x
+  EXPECT_EQ(s.stage_slots, 1);
+  EXPECT_NE(describe(s).find("stage=b1x1"), std::string::npos);
+  Schedule straddled = scheduled(conv_like(16, 1280), cuda_unfilled());  // 320 work items per row block
+  EXPECT_EQ(straddled.stage, 1);
+  EXPECT_EQ(straddled.stage_slots, 2);
+  EXPECT_EQ(scheduled(conv_like(16, 512), cuda_unfilled()).stage, -1);  // 128 work items per row block
+  Schedule symbolic = scheduled(symbolic_conv_like(1024, 0), cuda_4x4());
+  EXPECT_EQ(symbolic.stage, 1);
+  EXPECT_EQ(symbolic.stage_slots, 2);
+  EXPECT_EQ(s.shared, 4 * 8 * 3 * 4);  // rows x terms floats, known now
+  EXPECT_EQ(symbolic.shared, 0);       // known at bind: the tile a length takes
+  std::vector<Schedule> tiles = tile_choices(symbolic, true);
+  EXPECT_EQ(shared_bytes(tiles.front()), 2 * 4 * 8 * 3 * 4);
+  EXPECT_EQ(shared_bytes(tiles.back()), 0);  // one output per item stages nothing
+  TargetDesc small = cuda_unfilled();
+  small.shared_bytes = 4 * 8 * 3 * 4 - 1;  // a byte short of rows x terms floats
+  EXPECT_EQ(scheduled(conv_like(16, 1024), small).stage, -1);
+  small.shared_bytes += 1;
+  EXPECT_EQ(scheduled(conv_like(16, 1024), small).stage, 1);
+  EXPECT_EQ(scheduled(conv_like(16, 1280), small).stage, -1);  // two blocks do not fit
+  EXPECT_EQ(scheduled(conv_like(16, 1024), cpu::target_desc()).stage, -1);
 }
 
 TEST(Schedule, GpuElementwiseIsOneWorkItemPerElement) {
@@ -225,7 +272,7 @@ TEST(Printers, GpuPrinterSpellsAHandSetSchedule) {
   s.threads = 16 * 30 / 6;
   s.unroll = 3;
   std::string src = cuda::source_files(p)[1].second;
-  EXPECT_NE(src.find("__launch_bounds__(64) k0("), std::string::npos) << src;
+  EXPECT_NE(src.find("__launch_bounds__(64, 3) k0("), std::string::npos) << src;
   EXPECT_NE(src.find("const int64_t n = 80;"), std::string::npos) << src;
   EXPECT_NE(src.find("for (int c = 0; c < 2; ++c)"), std::string::npos) << src;
   EXPECT_NE(src.find("for (int l = 0; l < 3; ++l)"), std::string::npos) << src;
@@ -233,6 +280,15 @@ TEST(Printers, GpuPrinterSpellsAHandSetSchedule) {
   s.unroll = 2;  // shorter than the taps: rolled
   src = cuda::source_files(p)[1].second;
   EXPECT_EQ(src.find("#pragma unroll\n    for (int64_t v4"), std::string::npos) << src;
+  s.spread_cols = true;  // columns a third of the row apart
+  s.stage = 1;           // w copied by the group, read from there
+  s.stage_row_bytes = 8 * 3 * 4;
+  src = cuda::source_files(p)[1].second;
+  EXPECT_NE(src.find("const int64_t v2 = l * 10 + vl;"), std::string::npos) << src;
+  EXPECT_NE(src.find("extern __shared__"), std::string::npos) << src;
+  EXPECT_NE(src.find("ls_stage[e] = b1["), std::string::npos) << src;
+  EXPECT_NE(src.find(" * ls_stage[(v4 + v3 * 3) * 2 + c]"), std::string::npos) << src;
+  EXPECT_EQ(src.find("b1[v1"), src.rfind("b1[v1")) << "w is loaded once, by the copy: " << src;
 }
 
 TEST(Printers, HostPrinterSpellsAHandSetSchedule) {

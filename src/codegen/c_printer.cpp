@@ -93,6 +93,7 @@ std::string CPrinter::read_symbols(const Plan& p, const Kernel& k) const {
 
 std::string CPrinter::load_value(const Expr& e) const {
   if (e.buf >= 0 && e.buf == symbols_ && e.flat && e.args[0]->op == Op::Const) return "ls_s" + std::to_string(e.args[0]->i);
+  if (e.buf >= 0 && e.buf == staged_.buf) return staged_.text;
   std::string raw = buf_name(e.buf) + "[" + index(e) + "]";
   switch (e.type) {
     case DType::f16: return "ls_h2f(" + raw + ")";

@@ -67,11 +67,18 @@ class CPrinter {
     std::string block, lane;
   };
   void set_tile_row(TileRow t) const { tile_ = std::move(t); }
+  // Loads of buffer `buf` print as `text` (a group's copy of them in shared memory); -1: none.
+  struct Staged {
+    int buf = -1;
+    std::string text;
+  };
+  void set_staged(Staged s) const { staged_ = std::move(s); }
 
  private:
   std::string unary(const kir::Expr& e, const std::string& a) const;
   mutable int symbols_ = -1;  // the kernel being printed reads the symbols from this buffer
   mutable TileRow tile_;      // the tile being printed, if its row var is split
+  mutable Staged staged_;     // the reduction term being printed reads this buffer from shared memory
   std::string tile_part(const kir::Expr& e) const;  // "" unless e is that quotient or remainder
   std::string binary(const kir::Expr& e, const std::string& a, const std::string& b) const;
   CDialect d_;

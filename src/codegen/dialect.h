@@ -32,7 +32,10 @@ struct GpuDialect : CDialect {
   std::string group_size;        // threads per group: "blockDim.x"
   std::string group_count;       // groups launched: "gridDim.x"
   std::string unroll_pragma;     // "#pragma unroll"
-  std::string barrier;           // group barrier, for kernels that share memory (none yet)
+  std::string barrier;           // group barrier, for kernels that share memory
+  // Declaration of the array `ls_stage` a group shares, of {type} and {n} elements (a target
+  // whose launch sizes it may ignore {n}).
+  std::string shared_array;
   std::string device_global;     // qualifier of the epilogue's globals the runtime reads; ""
                                  // where there are none (OpenCL 1.2): a kernel writes them instead
   std::string constant_space;    // program-scope constant data: "__constant"

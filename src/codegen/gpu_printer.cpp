@@ -1,5 +1,6 @@
 #include "codegen/gpu_printer.h"
 
+#include <algorithm>
 #include <map>
 
 #include "codegen/prelude.h"
@@ -31,7 +32,7 @@ std::string filled(std::string text, const std::string& key, const std::string& 
 // 2^32 (`narrow`: known when printing; else the kernel's `n32`), the divisions are 32-bit:
 // by a constant a multiply there, a long sequence in 64 bits. The values are the same.
 std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, Narrow narrow,
-                                  const std::map<size_t, std::string>& renamed) const {
+                                  const std::map<size_t, std::string>& renamed, const std::string& i) const {
   std::vector<ExprP> strides(dims.size());
   ExprP at = icst(1);
   for (size_t d = dims.size(); d-- > 0;) strides[d] = at, at = mul(at, dims[d]);
@@ -45,11 +46,11 @@ std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, Narrow narrow,
     std::string v = it != renamed.end() ? it->second : "v" + std::to_string(d), e;
     bool unit = strides[d]->op == Op::Const && strides[d]->i == 1;
     std::string stride = unit ? "" : size(strides[d]), dim = d == 0 ? "" : size(dims[d]);
-    std::string wide = split("i", stride, dim);
-    std::string thin = "(int64_t)(" + split("(" + u32 + ")i", stride.empty() ? "" : "(" + u32 + ")" + stride,
+    std::string wide = split(i, stride, dim);
+    std::string thin = "(int64_t)(" + split("(" + u32 + ")" + i, stride.empty() ? "" : "(" + u32 + ")" + stride,
                                             dim.empty() ? "" : "(" + u32 + ")" + dim) + ")";
     if (dims[d]->op == Op::Const && dims[d]->i == 1) e = "0";
-    else if (unit && dim.empty()) e = "i";
+    else if (unit && dim.empty()) e = i;
     else e = narrow == Narrow::Yes ? thin : narrow == Narrow::No ? wide : "(n32 ? " + thin + " : " + wide + ")";
     src += "    const int64_t " + v + " = " + e + "; (void)" + v + ";\n";
   }
@@ -86,32 +87,70 @@ std::string GpuPrinter::signature(const Plan& p, const Kernel& k) const {
 std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
   std::string src = signature(p, k) + read_symbols(p, k);
-  bool fixed = p.buffers[k.out].dims.empty();
-  if (fixed && k.schedule.threads == 0) return src + "}\n";
-  std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
-  std::string stride = "(int64_t)" + g_.group_count + " * " + g_.group_size;
   const Schedule& sc = k.schedule;
+  bool fixed = p.buffers[k.out].dims.empty();
+  if (fixed && sc.threads == 0) return src + "}\n";
   const Expr* red = find_reduce(k.body);
-  bool pick = !fixed && sc.fill > 0 && red;  // a symbolic length's tile, or one output per item
-  std::string tile = std::to_string(sc.rows * sc.cols);
-  if (pick) {
+  std::vector<Schedule> tiles = red ? tile_choices(sc, !fixed) : std::vector<Schedule>{sc};
+  int64_t shared = 0;
+  for (const Schedule& t : tiles)
+    if (t.stage >= 0) shared = std::max(shared, t.stage_slots * t.rows * shape_numel(red->shape));
+  if (shared)
+    src += "  " + filled(filled(g_.shared_array, "{type}", compute_type(red->type)), "{n}", std::to_string(shared)) + "\n";
+  std::string n = fixed ? std::to_string(sc.threads) : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(sc.rows * sc.cols)));
+  if (tiles.size() > 1) {  // the first tile that suits this length (tile_suits), the same rule as the runtime's
+    size_t r = p.buffers[k.out].shape.size();
     src += "  const int64_t outputs = " + size(numel_expr(p, k.out)) + ";\n";
-    src += "  const bool one = outputs / " + tile + " < " + std::to_string(sc.fill) + ";  // too few work items\n";
+    src += "  const int64_t last = " + size(dim_expr(p, k.out, r - 1)) + ";\n  const int tile = ";
+    n.clear();
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      std::string per = std::to_string(tiles[t].rows * tiles[t].cols), cond;
+      if (sc.fill && per != "1") cond = "outputs / " + per + " >= " + std::to_string(sc.fill);
+      if (tiles[t].stage >= 0) cond += (cond.empty() ? "" : " && ") + ("last / " + std::to_string(tiles[t].cols) + " >= " + std::to_string(sc.group));
+      bool final = t + 1 == tiles.size();
+      src += final ? std::to_string(t) + ";\n" : "(" + cond + ") ? " + std::to_string(t) + " : ";
+      n += final ? "outputs" : "tile == " + std::to_string(t) + " ? outputs / " + per + " : ";
+    }
   }
-  std::string n = fixed ? std::to_string(sc.threads)
-                 : pick ? "one ? outputs : outputs / " + tile
-                        : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(sc.rows * sc.cols)));
   src += "  const int64_t n = " + n + ";\n";
   Narrow narrow = !fixed ? Narrow::AtRunTime : sc.threads <= kMax32 ? Narrow::Yes : Narrow::No;
   if (narrow == Narrow::AtRunTime) src += "  const bool n32 = n <= " + std::to_string(kMax32) + g_.int_suffix + ";\n";
-  src += "  for (int64_t i = " + first + "; i < n; i += " + stride + ") {\n";
+  // A kernel that copies two row blocks between barriers runs whole groups round its loop
+  // (those past the end only help copy); the rest stop at the end.
+  bool whole = std::any_of(tiles.begin(), tiles.end(), [](const Schedule& t) { return t.stage >= 0 && t.stage_slots > 1; });
+  std::string group = "(int64_t)" + g_.group_index + " * " + g_.group_size, step = "(int64_t)" + g_.group_count + " * " + g_.group_size;
+  src += whole ? "  for (int64_t i0 = " + group + "; i0 < n; i0 += " + step + ") {\n    const int64_t i = i0 + " + g_.thread_index + ";\n"
+               : "  for (int64_t i = " + group + " + " + g_.thread_index + "; i < n; i += " + step + ") {\n";
   if (!red) return src + unflatten(dims(p, k.out), narrow) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
-  if (!pick) return src + reduction(p, k, sc, *red, narrow) + "  }\n}\n";
-  Schedule single = sc;
-  single.rows = single.cols = 1;
-  single.unroll = 0;
-  return src + "    if (one) {\n" + reduction(p, k, single, *red, narrow) + "    } else {\n" +
-         reduction(p, k, sc, *red, narrow) + "    }\n  }\n}\n";
+  std::vector<std::string> bodies;
+  for (const Schedule& t : tiles) bodies.push_back(tile_body(p, k, t, *red, narrow, whole));
+  if (bodies.size() == 1) return src + bodies[0] + "  }\n}\n";
+  for (size_t t = 0; t < bodies.size(); ++t)
+    src += std::string(t ? " else " : "    ") + (t + 1 < bodies.size() ? "if (tile == " + std::to_string(t) + ") " : "") + "{\n" +
+           bodies[t] + "    }";
+  return src + "\n  }\n}\n";
+}
+
+// One tile's work: in a loop of whole groups, the copy of two row blocks where it stages them
+// (a group's items straddle at most two while a row block holds a group of them) and the item's
+// outputs if it is not past the end; else the outputs, staging in place where it stages.
+std::string GpuPrinter::tile_body(const Plan& p, const Kernel& k, const Schedule& t, const Expr& red, Narrow narrow,
+                                  bool whole) const {
+  if (!whole) return reduction(p, k, t, red, narrow);
+  std::string src;
+  if (t.stage >= 0) {
+    size_t r = p.buffers[k.out].shape.size();
+    src = "    const int64_t per_block = " + size(kir::binary(Fn::Div, dim_expr(p, k.out, r - 1), icst(t.cols))) +
+          ";  // work items of one row block\n" + stage_operand(p, k, t, red, narrow);  // before the reduction that reads it
+  }
+  return src + "    if (i < n) {\n" + reduction(p, k, t, red, narrow) + "    }\n";
+}
+
+// Column l of work item vl: adjacent, or spread a row's 1/cols apart (a warp's items then read
+// and write each row in order). `per_item`: the row's length / cols.
+std::string GpuPrinter::column(const Schedule& sc, const std::string& per_item) {
+  if (!sc.spread_cols) return "vl * " + std::to_string(sc.cols) + " + l";
+  return "l * " + per_item + " + vl";
 }
 
 // The work item's rows x cols outputs: row c and column l of its block, each with its own
@@ -140,12 +179,19 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
     if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vb", "c"});
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
            " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    " + g_.unroll_pragma +
-           "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = vl * " +
-           std::to_string(sc.cols) + " + l; (void)" + cv + "; ";
+           "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = " +
+           column(sc, size(items[r - 1])) + "; (void)" + cv + "; ";
   } else {
     src += unflatten(dims(p, k.out), narrow);
   }
   std::string close = block ? " } }" : " }", n = std::to_string(sc.rows * sc.cols);
+  if (sc.stage >= 0 && sc.stage_slots == 1) {
+    src += stage_operand(p, k, sc, red, narrow);
+    set_staged({sc.stage, "ls_stage[" + stage_term_ + "]"});
+  } else if (sc.stage >= 0) {  // straddling() copied both blocks the group's items lie in
+    src += "    const int64_t slot = i / per_block - i0 / per_block;\n";
+    set_staged({sc.stage, "ls_stage[slot * " + std::to_string(sc.rows * shape_numel(red.shape)) + " + " + stage_term_ + "]"});
+  }
   src += "    " + at + " acc[" + n + "];\n";
   src += "    for (int j = 0; j < " + n + "; ++j) acc[j] = (" + at + ")" + reduce_init(red) + ";\n";
   for (size_t d = 0; d < red.shape.size(); ++d) {
@@ -153,9 +199,50 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
     src += (unrolled ? "    " + g_.unroll_pragma + "\n" : "") + "    " + loop("v" + std::to_string(red.i + d), red.shape[d]);
   }
   src += "    {\n    " + each + reduce_step(red, acc) + close + "\n    }\n";
+  set_staged({});
   std::string flat = block ? out_index(p, k.out) : "i";
   src += "    " + each + store(p, k, flat, expr(k.body, acc)) + close + "\n";
   set_tile_row({});
+  return src;
+}
+
+// The group's copy of the staged operand, [slot][term][row]: each thread copies some, between
+// barriers that keep the previous items' reads before the overwrite and the copy before any
+// read. One slot: the group's items share the row block `vb` (their own). Two: the blocks of
+// the group's first item and the next (inside the straddling loop, where i0 is that item).
+// Leaves in stage_term_ where a term's value lies in a slot.
+std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Schedule& sc, const Expr& red,
+                                      Narrow narrow) const {
+  std::vector<const Expr*> loads;
+  collect_loads(red.args[0], loads);
+  auto it = std::find_if(loads.begin(), loads.end(), [&](const Expr* e) { return e->buf == sc.stage; });
+  if (it == loads.end()) throw InternalError("internal: " + k.name + " stages b" + std::to_string(sc.stage) + ", which its sum does not load");
+  size_t r = p.buffers[k.out].shape.size();
+  int64_t block = sc.rows * shape_numel(red.shape);
+  std::string rows = std::to_string(sc.rows), rv = "v" + std::to_string(r - 2), term, copy = "e";
+  std::string src = "    " + g_.barrier + ";\n    for (int e = (int)" + g_.thread_index + "; e < " +
+                    std::to_string(sc.stage_slots * block) + "; e += (int)" + g_.group_size + ") {\n";
+  if (sc.stage_slots > 1) {
+    // The slot's row block: its index q among them, unflattened into the outer vars and vb.
+    std::vector<ExprP> blocks = dims(p, k.out);
+    blocks.pop_back();
+    blocks[r - 2] = icst(p.buffers[k.out].shape[r - 2] / sc.rows);
+    src += "    const int64_t q = i0 / per_block + e / " + std::to_string(block) + ";\n    if (q < n / per_block) {\n" +
+           unflatten(blocks, narrow, {{r - 2, "vb"}}, "q") + "      const int t = e % " + std::to_string(block) + ";\n";
+    copy = "t";
+  }
+  src += "      const int c = " + copy + " % " + rows + "; const int64_t " + rv + " = vb * " + rows + " + c; (void)" + rv + ";\n";
+  int64_t stride = 1;
+  for (size_t d = red.shape.size(); d-- > 0;) {
+    std::string v = "v" + std::to_string(red.i + static_cast<int64_t>(d));
+    src += "      const int64_t " + v + " = (int64_t)(" + copy + " / " + rows + (stride > 1 ? " / " + std::to_string(stride) : "") +
+           " % " + std::to_string(red.shape[d]) + "); (void)" + v + ";\n";
+    term = (term.empty() ? "" : term + " + ") + v + (stride > 1 ? " * " + std::to_string(stride) : "");
+    stride *= red.shape[d];
+  }
+  src += "      ls_stage[e] = " + load_value(**it) + ";\n" + (sc.stage_slots > 1 ? "    }\n" : "") + "    }\n    " +
+         g_.barrier + ";\n";
+  stage_term_ = "(" + term + ") * " + rows + " + c";
   return src;
 }
 

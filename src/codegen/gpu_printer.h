@@ -31,15 +31,23 @@ class GpuPrinter : public CPrinter {
  private:
   enum class Narrow { No, Yes, AtRunTime };  // whether a kernel's work items number under 2^32
   static constexpr int64_t kMax32 = 0xffffffffLL;
+  // v0..v{r-1} from the flat index named `i`.
   std::string unflatten(const std::vector<kir::ExprP>& dims, Narrow narrow,
-                        const std::map<size_t, std::string>& renamed = {}) const;
+                        const std::map<size_t, std::string>& renamed = {}, const std::string& i = "i") const;
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
+  static std::string column(const kir::Schedule& sc, const std::string& per_item);
   std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
   // One work item's outputs under schedule `sc` (k's own, or one output per item), without
   // the loop around it.
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
                         Narrow narrow) const;
+  std::string tile_body(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& t, const kir::Expr& red,
+                        Narrow narrow, bool whole) const;
+  // Copies the schedule's staged operand into the group's shared array and makes the term read it.
+  std::string stage_operand(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
+                            Narrow narrow) const;
   GpuDialect g_;
+  mutable std::string stage_term_;  // where stage_operand put a term's value within a slot
 };
 
 }  // namespace lockstep::codegen

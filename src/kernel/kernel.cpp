@@ -38,9 +38,39 @@ std::string describe(const Schedule& s) {
   auto f = [](const char* name, int64_t v) { return std::string(" ") + name + "=" + std::to_string(v); };
   if (s.loops == Schedule::Loops::Host) return "host" + f("lanes", s.lanes) + f("rows", s.rows) + f("tile_at", s.tile_at);
   if (s.loops == Schedule::Loops::Gpu)
-    return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) + f("unroll", s.unroll) +
-           (s.fill ? f("fill", s.fill) : "");
+    return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) +
+           (s.spread_cols ? " spread" : "") + f("unroll", s.unroll) +
+           (s.fill ? f("fill", s.fill) : "") +
+           (s.fill_rows ? f("fill_rows", s.fill_rows) + f("fill_cols", s.fill_cols) : "") + (s.stage >= 0 ? " stage=b" + std::to_string(s.stage) + "x" + std::to_string(s.stage_slots) : "") +
+           (s.shared ? f("shared", s.shared) : "");
   return "unscheduled";
+}
+
+std::vector<Schedule> tile_choices(const Schedule& s, bool symbolic) {
+  if (!symbolic || (s.fill == 0 && s.stage < 0) || s.rows * s.cols == 1) return {s};
+  std::vector<Schedule> tiles = {s};
+  if (s.fill_rows * s.fill_cols > 1) {
+    Schedule smaller = s;
+    smaller.rows = s.fill_rows;
+    smaller.cols = s.fill_cols;
+    smaller.unroll = smaller.cols > 1 ? s.unroll : 0;
+    tiles.push_back(smaller);
+  }
+  Schedule one = s;
+  one.rows = one.cols = 1;
+  one.spread_cols = false;
+  one.unroll = 0;
+  one.stage = -1;
+  tiles.push_back(one);
+  return tiles;
+}
+
+int64_t shared_bytes(const Schedule& t) { return t.stage >= 0 ? t.stage_slots * t.rows * t.stage_row_bytes : 0; }
+
+bool tile_suits(const Schedule& s, const Schedule& t, int64_t outputs, int64_t last) {
+  int64_t tile = t.rows * t.cols;
+  if (tile == 1) return true;
+  return (s.fill == 0 || outputs / tile >= s.fill) && (t.stage < 0 || last / t.cols >= s.group);
 }
 
 std::string describe(const Plan& p) {

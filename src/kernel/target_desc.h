@@ -27,6 +27,7 @@ struct TargetDesc {
   int64_t group_threads = 0;
   int64_t thread_rows = 0;
   int64_t thread_cols = 0;
+  bool spread_cols = false;  // a work item's columns lie 1/thread_cols of a row apart
   int64_t unroll = 0;
   // A reduction of fixed shape with fewer work items than this computes fewer outputs per
   // item, down to one, so that a small conv still fills the device; 0: no such rule.

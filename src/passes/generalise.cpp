@@ -370,9 +370,14 @@ void reinstantiate(const SymbolicPlan& s, Plan& p, const std::vector<int64_t>& v
   for (const SymbolicPlan::SymbolicDim& d : s.buffer_dims) p.buffers[d.buf].shape[d.axis] = d.at.at(values);
   for (int k : s.sized_kernels) {
     Schedule& sc = p.kernels[k].schedule;
-    int64_t outputs = p.buffers[p.kernels[k].out].numel();
-    sc.threads = outputs / (sc.rows * sc.cols);
-    if (sc.threads < sc.fill) sc.threads = outputs;  // as the kernel decides (gpu_printer.cpp)
+    const Buffer& out = p.buffers[p.kernels[k].out];
+    int64_t outputs = out.numel(), last = out.shape.empty() ? 1 : out.shape.back();
+    for (const Schedule& t : tile_choices(sc, true))  // as the kernel decides (gpu_printer.cpp)
+      if (tile_suits(sc, t, outputs, last)) {
+        sc.threads = outputs / (t.rows * t.cols);
+        sc.shared = shared_bytes(t);
+        break;
+      }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "passes/schedule.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace lockstep {
@@ -67,6 +69,40 @@ Schedule host_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
   return h;
 }
 
+// The operand of a reduction a group stages in shared memory (Schedule::stage): a float load,
+// the only one of its buffer in the term, whose index depends on the reduction and on no
+// output column, so that the items of one row block read the same values. A group whose
+// items all lie in one row block (every row block holds whole groups) copies one block's;
+// otherwise two, the block of its first item and the next, which hold all of its items while a
+// row block has at least a group of them. The copy must fit in shared memory.
+void stage_operand(const Buffer& b, const Expr& red, Schedule& g, const TargetDesc& t) {
+  const Shape& s = b.shape;
+  size_t r = s.size();
+  if (t.shared_bytes <= 0 || r < 2 || r > 62 || g.rows * g.cols <= 1) return;
+  bool fixed = b.dims.empty();
+  int64_t per_block = s[r - 1] / g.cols;  // work items of one row block (at the probe length if symbolic)
+  if (fixed && per_block < g.group) return;
+  int64_t slots = fixed && per_block % g.group == 0 ? 1 : 2;
+  uint64_t column = uint64_t{1} << (r - 1), terms = 0;
+  for (size_t d = 0; d < red.shape.size() && red.i + static_cast<int64_t>(d) < 63; ++d) terms |= uint64_t{1} << (red.i + d);
+  std::vector<const Expr*> loads;
+  collect_loads(red.args[0], loads);
+  for (const Expr* ld : loads) {
+    auto same_buf = [&](const Expr* o) { return o->buf == ld->buf; };
+    bool plain = std::none_of(ld->args.begin(), ld->args.end(), [](const ExprP& a) { return a->has & Expr::kLoad; });
+    if (!dtype_is_float(ld->type) || !plain || (ld->var_mask & (column | uint64_t{1} << 63)) || !(ld->var_mask & terms) ||
+        std::count_if(loads.begin(), loads.end(), same_buf) != 1)
+      continue;
+    int64_t bytes = ld->type == DType::f64 ? 8 : 4;  // held in the compute type
+    if (slots * g.rows * shape_numel(red.shape) * bytes > t.shared_bytes) return;
+    g.stage = ld->buf;
+    g.stage_slots = slots;
+    g.stage_row_bytes = shape_numel(red.shape) * bytes;
+    g.shared = fixed ? shared_bytes(g) : 0;  // a symbolic length's is set at bind
+    return;
+  }
+}
+
 // A reduction's work item computes rows of the dim before the last (a conv's output channels
 // share each input load) times columns of the last (with the taps unrolled, neighbouring
 // outputs share the input they overlap on).
@@ -86,9 +122,16 @@ Schedule gpu_schedule(const Plan& p, const Buffer& b, const Expr* red, const Tar
   // a length is bound, so its kernel chooses then between its tile and one output per item.
   while (b.dims.empty() && shape_numel(s) / (g.rows * g.cols) < t.fill_threads && g.rows * g.cols > 1)
     (g.cols >= g.rows ? g.cols : g.rows) /= 2;
-  if (!b.dims.empty() && g.rows * g.cols > 1) g.fill = t.fill_threads;
+  if (!b.dims.empty() && g.rows * g.cols > 1 && t.fill_threads > 0) {
+    g.fill = t.fill_threads;
+    int64_t rows = g.rows, cols = g.cols;  // a quarter of the tile, halved as above
+    for (int k = 0; k < 2 && rows * cols > 1; ++k) (cols >= rows ? cols : rows) /= 2;
+    if (rows * cols > 1) g.fill_rows = rows, g.fill_cols = cols;
+  }
+  g.spread_cols = g.cols > 1 && t.spread_cols;
   g.threads = shape_numel(s) / (g.rows * g.cols);  // at the probe length in a symbolic plan (instantiate sets it)
   g.unroll = g.cols > 1 ? t.unroll : 0;
+  if (red) stage_operand(b, *red, g, t);
   return g;
 }
 

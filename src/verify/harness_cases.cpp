@@ -83,6 +83,8 @@ void add_anchors(std::vector<OpCase>& cs) {
   cs.push_back(conv1d("Conv1d 1x1", 16, 24, 1, 50, {}));
   cs.push_back(conv1d("Conv1d k5 same", 8, 16, 5, 40, {{"pads", attr_ints({2, 2})}}));
   cs.push_back(conv1d("Conv1d k3 d5 same", 8, 8, 3, 37, {{"pads", attr_ints({5, 5})}, {"dilations", attr_ints({5})}}));
+  // Wide enough that a GPU group's work items share a row block: they stage the weights.
+  cs.push_back(conv1d("Conv1d k3 d3 wide", 8, 8, 3, 1024, {{"pads", attr_ints({3, 3})}, {"dilations", attr_ints({3})}}));
   cs.push_back(conv1d("Conv1d k7 stride 2 group 2", 8, 6, 7, 41, {{"pads", attr_ints({3, 3})}, {"strides", attr_ints({2})}}, 2));
   cs.push_back(OpCase{"Conv2d k3 pad1", "Conv", {In{F, {1, 3, 9, 8}}, In{F, {4, 3, 3, 3}}}, {}, {{"pads", attr_ints({1, 1, 1, 1})}}});
   cs.push_back(OpCase{"ConvTranspose1d s8 k16 p4", "ConvTranspose", {In{F, {1, 8, 13}}, In{F, {8, 4, 16}}, In{F, {4}}}, {},

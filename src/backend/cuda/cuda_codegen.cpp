@@ -16,6 +16,7 @@ const kir::TargetDesc& target_desc() {
     t.group_threads = 256;       // every kernel's __launch_bounds__
     t.thread_rows = 8;           // output rows (dim before the last) per thread of a reduction
     t.thread_cols = 4;           // ... times output columns (last dim), where they divide
+    t.spread_cols = true;        // a warp's loads of an input row coalesce
     t.unroll = 16;               // innermost reduction loops this short are unrolled
     t.fill_threads = 1 << 16;    // about two groups of 256 on each of an H200's 132 SMs
     return t;
@@ -58,7 +59,7 @@ codegen::GpuDialect dialect() {
   d.conversions = kConversions;
   d.f64 = target_desc().has_f64;
   d.kernel_qualifier = "extern \"C\" __global__ void";
-  d.launch_bounds = "__launch_bounds__({group})";
+  d.launch_bounds = "__launch_bounds__({group}, 3)";  // at most 80 registers: three groups per SM (a symbolic kernel holds several tiles; the one a length takes keeps its occupancy)
   d.written_space = "";
   d.read_space = "const ";
   d.thread_index = "threadIdx.x";
@@ -67,6 +68,9 @@ codegen::GpuDialect dialect() {
   d.group_count = "gridDim.x";
   d.unroll_pragma = "#pragma unroll";
   d.barrier = "__syncthreads()";
+  // Dynamic: the launch asks for the tile's bytes at the bound length (Schedule::shared), so a
+  // symbolic kernel that computes one output per item there keeps its occupancy.
+  d.shared_array = "extern __shared__ __align__(16) unsigned char ls_shared[]; {type}* const ls_stage = ({type}*)ls_shared;";
   d.device_global = "extern \"C\" __device__";
   return d;
 }

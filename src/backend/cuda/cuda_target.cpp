@@ -112,6 +112,7 @@ class CudaDevice : public Device {
       Launch& l = launches_[k];
       l.empty = kern.schedule.threads == 0;
       l.shape = launch_shape(kern.schedule.threads, static_cast<int>(kern.schedule.group), gpu_.limits());
+      l.shape.dynamic_shared = static_cast<unsigned>(kern.schedule.shared);  // the staged copy at this length
       validate_launch(kern, l.shape, limits_[k], gpu_.limits());
       for (size_t a = 0; a < params_[k].size(); ++a) l.args[a] = address[params_[k][a]];
     }

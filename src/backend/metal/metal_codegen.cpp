@@ -16,6 +16,7 @@ const kir::TargetDesc& target_desc() {
     t.group_threads = 256;
     t.thread_rows = 4;
     t.thread_cols = 4;
+    t.spread_cols = true;  // a SIMD group's loads of an input row coalesce
     t.unroll = 16;
     return t;
   }();
@@ -63,6 +64,7 @@ codegen::GpuDialect dialect() {
   d.group_count = "ls_ngroups";
   d.unroll_pragma = "#pragma unroll";
   d.barrier = "threadgroup_barrier(mem_flags::mem_threadgroup)";
+  d.shared_array = "threadgroup {type} ls_stage[{n}];";
   d.constant_space = "constant";  // no globals the host reads: ls_plan_info reports the sizes
   d.plan_info_params = "device int64_t* out [[buffer(0)]], constant int64_t& room [[buffer(1)]]";
   return d;

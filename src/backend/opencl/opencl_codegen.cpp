@@ -15,6 +15,7 @@ const kir::TargetDesc& target_desc() {
     t.group_threads = 256;
     t.thread_rows = 4;
     t.thread_cols = 4;
+    t.spread_cols = true;  // a SIMD group's loads of an input row coalesce
     t.unroll = 16;
     return t;
   }();
@@ -64,6 +65,7 @@ codegen::GpuDialect dialect(bool f64) {
   d.group_count = "get_num_groups(0)";
   d.unroll_pragma = "#pragma unroll";
   d.barrier = "barrier(CLK_LOCAL_MEM_FENCE)";
+  d.shared_array = "__local {type} ls_stage[{n}];";
   d.constant_space = "__constant";
   d.offset_params = true;
   return d;

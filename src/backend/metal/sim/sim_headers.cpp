@@ -21,8 +21,9 @@ typedef _Float16 half;
 #define device
 #define constant const
 #define thread
-// Threadgroup memory is not simulated: a kernel that declares it fails to build, naming this.
-#define threadgroup ls_sim_does_not_simulate_threadgroup_memory
+// Threadgroup memory: one array per launcher thread, which runs a dispatch's threadgroups one
+// after another, each group's threads as fibres of that thread (so they share it).
+#define threadgroup static thread_local
 #define INFINITY __builtin_inff()
 #define NAN __builtin_nanf("")
 #define MAXFLOAT 0x1.fffffep+127f

@@ -187,10 +187,10 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
   std::string close = block ? " } }" : " }", n = std::to_string(sc.rows * sc.cols);
   if (sc.stage >= 0 && sc.stage_slots == 1) {
     src += stage_operand(p, k, sc, red, narrow);
-    set_staged({sc.stage, "ls_stage[" + stage_term_ + "]"});
-  } else if (sc.stage >= 0) {  // straddling() copied both blocks the group's items lie in
+    set_staged({sc.stage, "ls_stage[" + staged_index(sc, red) + "]"});
+  } else if (sc.stage >= 0) {  // tile_body copied both blocks the group's items lie in
     src += "    const int64_t slot = i / per_block - i0 / per_block;\n";
-    set_staged({sc.stage, "ls_stage[slot * " + std::to_string(sc.rows * shape_numel(red.shape)) + " + " + stage_term_ + "]"});
+    set_staged({sc.stage, "ls_stage[slot * " + std::to_string(sc.rows * shape_numel(red.shape)) + " + " + staged_index(sc, red) + "]"});
   }
   src += "    " + at + " acc[" + n + "];\n";
   src += "    for (int j = 0; j < " + n + "; ++j) acc[j] = (" + at + ")" + reduce_init(red) + ";\n";
@@ -209,8 +209,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
 // The group's copy of the staged operand, [slot][term][row]: each thread copies some, between
 // barriers that keep the previous items' reads before the overwrite and the copy before any
 // read. One slot: the group's items share the row block `vb` (their own). Two: the blocks of
-// the group's first item and the next (inside the straddling loop, where i0 is that item).
-// Leaves in stage_term_ where a term's value lies in a slot.
+// the group's first item and the next (inside the loop of whole groups, where i0 is that item).
 std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Schedule& sc, const Expr& red,
                                       Narrow narrow) const {
   std::vector<const Expr*> loads;
@@ -219,7 +218,7 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
   if (it == loads.end()) throw InternalError("internal: " + k.name + " stages b" + std::to_string(sc.stage) + ", which its sum does not load");
   size_t r = p.buffers[k.out].shape.size();
   int64_t block = sc.rows * shape_numel(red.shape);
-  std::string rows = std::to_string(sc.rows), rv = "v" + std::to_string(r - 2), term, copy = "e";
+  std::string rows = std::to_string(sc.rows), rv = "v" + std::to_string(r - 2), copy = "e";
   std::string src = "    " + g_.barrier + ";\n    for (int e = (int)" + g_.thread_index + "; e < " +
                     std::to_string(sc.stage_slots * block) + "; e += (int)" + g_.group_size + ") {\n";
   if (sc.stage_slots > 1) {
@@ -237,13 +236,20 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
     std::string v = "v" + std::to_string(red.i + static_cast<int64_t>(d));
     src += "      const int64_t " + v + " = (int64_t)(" + copy + " / " + rows + (stride > 1 ? " / " + std::to_string(stride) : "") +
            " % " + std::to_string(red.shape[d]) + "); (void)" + v + ";\n";
-    term = (term.empty() ? "" : term + " + ") + v + (stride > 1 ? " * " + std::to_string(stride) : "");
     stride *= red.shape[d];
   }
-  src += "      ls_stage[e] = " + load_value(**it) + ";\n" + (sc.stage_slots > 1 ? "    }\n" : "") + "    }\n    " +
+  return src + "      ls_stage[e] = " + load_value(**it) + ";\n" + (sc.stage_slots > 1 ? "    }\n" : "") + "    }\n    " +
          g_.barrier + ";\n";
-  stage_term_ = "(" + term + ") * " + rows + " + c";
-  return src;
+}
+
+// Where term (the reduction vars, row-major) of tile row c lies within a slot of the copy.
+std::string GpuPrinter::staged_index(const Schedule& sc, const Expr& red) {
+  std::string term;
+  int64_t stride = 1;
+  for (size_t d = red.shape.size(); d-- > 0; stride *= red.shape[d])
+    term = (term.empty() ? "" : term + " + ") + "v" + std::to_string(red.i + static_cast<int64_t>(d)) +
+           (stride > 1 ? " * " + std::to_string(stride) : "");
+  return "(" + term + ") * " + std::to_string(sc.rows) + " + c";
 }
 
 std::string GpuPrinter::epilogue(const Plan& p) const {

@@ -37,17 +37,16 @@ class GpuPrinter : public CPrinter {
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   static std::string column(const kir::Schedule& sc, const std::string& per_item);
   std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
-  // One work item's outputs under schedule `sc` (k's own, or one output per item), without
-  // the loop around it.
+  // One work item's outputs under tile `sc` (one of tile_choices), without the loop around it.
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
                         Narrow narrow) const;
   std::string tile_body(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& t, const kir::Expr& red,
                         Narrow narrow, bool whole) const;
-  // Copies the schedule's staged operand into the group's shared array and makes the term read it.
+  // Copies the schedule's staged operand into the group's shared array ([slot][term][row]).
   std::string stage_operand(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
                             Narrow narrow) const;
+  static std::string staged_index(const kir::Schedule& sc, const kir::Expr& red);
   GpuDialect g_;
-  mutable std::string stage_term_;  // where stage_operand put a term's value within a slot
 };
 
 }  // namespace lockstep::codegen

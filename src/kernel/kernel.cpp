@@ -41,7 +41,8 @@ std::string describe(const Schedule& s) {
     return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) +
            (s.spread_cols ? " spread" : "") + f("unroll", s.unroll) +
            (s.fill ? f("fill", s.fill) : "") +
-           (s.fill_rows ? f("fill_rows", s.fill_rows) + f("fill_cols", s.fill_cols) : "") + (s.stage >= 0 ? " stage=b" + std::to_string(s.stage) + "x" + std::to_string(s.stage_slots) : "") +
+           (s.fill_rows ? f("fill_rows", s.fill_rows) + f("fill_cols", s.fill_cols) : "") +
+           (s.stage >= 0 ? " stage=b" + std::to_string(s.stage) + "x" + std::to_string(s.stage_slots) : "") +
            (s.shared ? f("shared", s.shared) : "");
   return "unscheduled";
 }

@@ -34,10 +34,10 @@ struct Schedule {
   // GPU: the innermost reduction loop is unrolled when it runs at most this many times (0: never).
   int64_t unroll = 0;
   // GPU, a reduction over a symbolic length: at a length with fewer than this many work items
-  // of rows x cols, each work item computes one output instead (the kernel holds both loops
-  // and picks at run time; the same bits either way); 0: never.
+  // of rows x cols, a work item computes fewer outputs (the kernel holds every tile of
+  // tile_choices and picks at run time; the same bits either way); 0: never.
   int64_t fill = 0;
-  // ... and before one output per item, a smaller tile of fill_rows x fill_cols (0: none).
+  // ... first a smaller tile of fill_rows x fill_cols (0: none), then one output per item.
   int64_t fill_rows = 0;
   int64_t fill_cols = 0;
   // GPU, a reduction: the buffer whose loads in each term a group first copies into shared

@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_codegen.h"
 #include "runtime/device_layout.h"
 #include "backend/cuda/launch.h"
+#include "codegen/gpu_printer.h"
 #include "backend/cuda/nvrtc_compiler.h"
 #include "core/error.h"
 #include "frontend/onnx_import.h"
@@ -84,6 +86,50 @@ TEST(CudaCodegen, VitsDecoderCompilesWithNvrtc) {
   c.dec.upsample_initial = 128;
   Graph g = vits::build(c);
   EXPECT_GT(compile_plan(plan_for(g, vits::seed_inputs(g, 1024))), 50u);
+}
+
+// The flow's coupling layers repeat: their kernels differ only in the buffers they take, and
+// the program holds each such code once, under its first kernel's name, which every kernel
+// that shares it runs (a kernel's parameters line up with its function's: the same schedule
+// and, position by position, buffers of the same dtype and shape).
+TEST(CudaCodegen, KernelsWithTheSameCodeShareOneFunction) {
+  vits::Config c;
+  c.part = vits::Part::decoder;
+  c.dec.upsample_initial = 128;
+  Graph g = vits::build(c);
+  kir::Plan p = plan_for(g, vits::seed_inputs(g, 1024));
+  choose_schedules(p, cuda::target_desc());
+  std::vector<std::string> entries = cuda::entry_points(p);
+  ASSERT_EQ(entries.size(), p.kernels.size());
+  std::string src = cuda::program_source(p);
+  std::map<std::string, size_t> index;
+  for (size_t k = 0; k < p.kernels.size(); ++k) index[p.kernels[k].name] = k;
+  size_t functions = 0;
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const kir::Kernel& kern = p.kernels[k];
+    size_t defined = 0;
+    for (size_t at = src.find(" " + kern.name + "("); at != std::string::npos; at = src.find(" " + kern.name + "(", at + 1)) ++defined;
+    if (entries[k] == kern.name) {
+      ++functions;
+      EXPECT_EQ(defined, 1u) << kern.name;
+      continue;
+    }
+    EXPECT_EQ(defined, 0u) << kern.name << " runs " << entries[k] << " but has a function of its own";
+    ASSERT_TRUE(index.count(entries[k])) << entries[k];
+    const kir::Kernel& shared = p.kernels[index[entries[k]]];
+    EXPECT_LT(index[entries[k]], k);
+    EXPECT_EQ(shared.schedule.threads, kern.schedule.threads);
+    EXPECT_EQ(shared.schedule.rows * shared.schedule.cols, kern.schedule.rows * kern.schedule.cols);
+    std::vector<int> a = codegen::kernel_params(kern), b = codegen::kernel_params(shared);
+    ASSERT_EQ(a.size(), b.size()) << kern.name;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(p.buffers[a[i]].dtype, p.buffers[b[i]].dtype) << kern.name << " parameter " << i;
+      EXPECT_EQ(p.buffers[a[i]].shape, p.buffers[b[i]].shape) << kern.name << " parameter " << i;
+    }
+    EXPECT_NE(src.find("// " + kern.name + " (runs " + entries[k] + "): "), std::string::npos) << kern.name;
+  }
+  EXPECT_LT(functions, p.kernels.size() * 3 / 4) << "the flow's four coupling layers should share their kernels";
+  EXPECT_GT(functions, 0u);
 }
 
 TEST(CudaCodegen, TorchExportedVitsAtT64CompilesWithNvrtc) {

@@ -55,8 +55,8 @@ TEST(OpenclCodegen, SourcePrintsWithoutAPlatform) {
   Graph g = tanh_graph();
   TensorMap in = {{"x", Tensor(DType::f32, {1, 64})}};
   std::string src = opencl::program_source(scheduled(g, in));
-  for (const char* want : {"#pragma OPENCL FP_CONTRACT OFF", "__kernel void", "__global float* restrict b",
-                           "const uint64_t b", "ls_plan_info(", "// k0: the tanh"})
+  for (const char* want : {"#pragma OPENCL FP_CONTRACT OFF", "__kernel void", "__global float* restrict p0",
+                           "const uint64_t p0", "ls_plan_info(", "// k0: the tanh"})
     EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
   for (const char* never : {"extern \"C\"", "template", "cl_khr_fp64", "long long", "expf("})
     EXPECT_EQ(src.find(never), std::string::npos) << never << "\n" << src;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
@@ -57,6 +58,27 @@ std::string joined_sha(const std::vector<Tensor>& outs) {
   return s;
 }
 
+// Each kind of kernel's time, share, and the rates its counted work and bytes achieved.
+void print_kinds(const std::vector<Program::KernelTime>& times, double total) {
+  struct Sum {
+    int kernels = 0;
+    double ms = 0, flops = 0, bytes = 0;
+  };
+  std::map<std::string, Sum> kinds;
+  for (const auto& t : times) {
+    Sum& s = kinds[t.kind];
+    ++s.kernels, s.ms += t.ms, s.flops += t.flops, s.bytes += t.bytes;
+  }
+  std::cout << "  kind          kernels  ms        share   GFLOP/s   GB/s (bytes read once, written once)\n";
+  for (const auto& [kind, s] : kinds) {
+    double sec = s.ms / 1e3;
+    std::string name = kind + std::string(kind.size() < 12 ? 12 - kind.size() : 0, ' ');
+    std::cout << "  " << name << "  " << fmt("%7.0f", s.kernels) << "  " << fmt("%-9.3f", s.ms) << " "
+              << fmt("%5.1f%%", total > 0 ? 100 * s.ms / total : 0) << "  " << fmt("%8.1f", sec > 0 ? s.flops / sec / 1e9 : 0)
+              << "  " << fmt("%8.1f", sec > 0 ? s.bytes / sec / 1e9 : 0) << "\n";
+  }
+}
+
 // The `top` slowest kernels of one profiled run, with their share of the total.
 nlohmann::json print_kernels(const std::vector<Program::KernelTime>& times, int top) {
   double total = 0;
@@ -69,12 +91,13 @@ nlohmann::json print_kernels(const std::vector<Program::KernelTime>& times, int 
   nlohmann::json j = nlohmann::json::array();
   for (size_t r = 0; r < order.size(); ++r) {
     const auto& t = times[order[r]];
-    j.push_back({{"kernel", t.kernel}, {"nodes", t.nodes}, {"ms", t.ms}});
+    j.push_back({{"kernel", t.kernel}, {"nodes", t.nodes}, {"ms", t.ms}, {"kind", t.kind}, {"flops", t.flops}, {"bytes", t.bytes}});
     if (static_cast<int>(r) >= top) continue;
     std::string name = t.kernel + std::string(t.kernel.size() < 6 ? 6 - t.kernel.size() : 0, ' ');
     std::cout << "  " << fmt("%-9.3f", t.ms) << " " << fmt("%5.1f%%", total > 0 ? 100 * t.ms / total : 0) << "  " << name
               << "  " << brief_list(t.nodes, 3) << "\n";
   }
+  print_kinds(times, total);
   return j;
 }
 

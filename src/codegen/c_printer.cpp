@@ -1,5 +1,6 @@
 #include "codegen/c_printer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -231,8 +232,14 @@ std::string comment_text(std::string_view user) {
   return s;
 }
 
-std::string CPrinter::comment(const Kernel& k) const {
-  std::string s = "// " + k.name + ": ";
+std::string CPrinter::buf_name(int b) const {
+  auto at = std::find(params_.begin(), params_.end(), b);
+  if (at != params_.end()) return "p" + std::to_string(at - params_.begin());
+  return "b" + std::to_string(b);
+}
+
+std::string CPrinter::comment(const Kernel& k, const std::string& note) const {
+  std::string s = "// " + k.name + (note.empty() ? "" : " (" + note + ")") + ": ";
   for (size_t i = 0; i < k.nodes.size(); ++i) s += (i ? ", " : "") + comment_text(k.nodes[i]);
   return s + "\n";
 }

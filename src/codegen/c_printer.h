@@ -45,7 +45,8 @@ class CPrinter {
   std::string dim(const kir::Plan& p, int b, size_t d) const;
   // The same for any int64 expression: a number when it is one.
   std::string size(const kir::ExprP& e) const;
-  std::string comment(const kir::Kernel& k) const;
+  // "// k3: node, node" (with a note: "// k3 (note): ...").
+  std::string comment(const kir::Kernel& k, const std::string& note = "") const;
   // A symbolic plan's kernel reads the symbols once, into locals the loops then use:
   // "const int64_t ls_s0 = b12[0];" (empty for a kernel of a concrete plan). Sets which buffer
   // holds them for the expressions printed after it.
@@ -54,7 +55,8 @@ class CPrinter {
   std::string reduce_step(const kir::Expr& red, const std::string& acc) const;
   // The accumulator's first value: the identity of the reduction.
   static std::string reduce_init(const kir::Expr& red);
-  static std::string buf_name(int b) { return "b" + std::to_string(b); }
+  // "b12", or the name set_param_names gave buffer 12.
+  std::string buf_name(int b) const;
   static std::string loop(const std::string& v, int64_t extent);  // "for (int64_t v = 0; v < N; ++v)\n"
   static std::string loop(const std::string& v, const std::string& extent);
   // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
@@ -73,12 +75,16 @@ class CPrinter {
     std::string text;
   };
   void set_staged(Staged s) const { staged_ = std::move(s); }
+  // Buffers printed by position instead of number ("p0" for params[0]): kernels that differ
+  // only in which buffers they take then print the same. Empty: by number.
+  void set_param_names(const std::vector<int>& params) const { params_ = params; }
 
  private:
   std::string unary(const kir::Expr& e, const std::string& a) const;
   mutable int symbols_ = -1;  // the kernel being printed reads the symbols from this buffer
   mutable TileRow tile_;      // the tile being printed, if its row var is split
   mutable Staged staged_;     // the reduction term being printed reads this buffer from shared memory
+  mutable std::vector<int> params_;  // set_param_names
   std::string tile_part(const kir::Expr& e) const;  // "" unless e is that quotient or remainder
   std::string binary(const kir::Expr& e, const std::string& a, const std::string& b) const;
   CDialect d_;

@@ -65,9 +65,9 @@ std::vector<ExprP> GpuPrinter::dims(const Plan& p, int b) {
 
 std::string GpuPrinter::prelude() const { return g_.header + helper_functions(g_); }
 
-std::string GpuPrinter::signature(const Plan& p, const Kernel& k) const {
+std::string GpuPrinter::signature(const Plan& p, const Kernel& k, const std::string& entry) const {
   std::string bounds = filled(g_.launch_bounds, "{group}", std::to_string(k.schedule.group));
-  std::string src = comment(k) + g_.kernel_qualifier + " " + (bounds.empty() ? "" : bounds + " ") + k.name + "(";
+  std::string src = g_.kernel_qualifier + " " + (bounds.empty() ? "" : bounds + " ") + entry + "(";
   std::string based;  // with offset parameters: "bN = base + at" for each buffer
   std::vector<int> params = kernel_params(k);
   for (size_t a = 0; a < params.size(); ++a) {
@@ -84,9 +84,11 @@ std::string GpuPrinter::signature(const Plan& p, const Kernel& k) const {
   return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n" + based;
 }
 
-std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
+std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const { return comment(k) + code(p, k, k.name); }
+
+std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& entry) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
-  std::string src = signature(p, k) + read_symbols(p, k);
+  std::string src = signature(p, k, entry) + read_symbols(p, k);
   const Schedule& sc = k.schedule;
   bool fixed = p.buffers[k.out].dims.empty();
   if (fixed && sc.threads == 0) return src + "}\n";
@@ -268,9 +270,47 @@ std::string GpuPrinter::epilogue(const Plan& p) const {
          ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";
 }
 
+// Each kernel's code with its buffers named by position (set_param_names), so that kernels
+// differing only in their buffers (a model's repeated blocks) print the same; `first[k]` is
+// the first kernel whose code is kernel k's. The entry is named kEntry in every one.
+std::vector<std::string> GpuPrinter::same_code(const Plan& p, std::vector<size_t>& first) const {
+  std::map<std::string, size_t> seen;
+  std::vector<std::string> codes(p.kernels.size());
+  first.assign(p.kernels.size(), 0);
+  try {
+    for (size_t k = 0; k < p.kernels.size(); ++k) {
+      set_param_names(kernel_params(p.kernels[k]));
+      codes[k] = code(p, p.kernels[k], kEntry);
+      first[k] = seen.emplace(codes[k], k).first->second;
+    }
+  } catch (...) {
+    set_param_names({});  // later printing names buffers by number again
+    throw;
+  }
+  set_param_names({});
+  return codes;
+}
+
+std::vector<std::string> GpuPrinter::entry_points(const Plan& p) const {
+  std::vector<size_t> first;
+  same_code(p, first);
+  std::vector<std::string> names;
+  for (size_t k : first) names.push_back(p.kernels[k].name);
+  return names;
+}
+
 std::string GpuPrinter::program(const Plan& p) const {
+  std::vector<size_t> first;
+  std::vector<std::string> codes = same_code(p, first);
   std::string src = prelude();
-  for (const Kernel& k : p.kernels) src += "\n" + kernel(p, k);
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    if (first[k] != k) continue;
+    const std::string& name = p.kernels[k].name;
+    src += "\n" + comment(p.kernels[k]);
+    for (size_t j = k + 1; j < p.kernels.size(); ++j)
+      if (first[j] == k) src += comment(p.kernels[j], "runs " + name);
+    src += filled(codes[k], std::string(kEntry) + "(", name + "(");
+  }
   return src + "\n" + epilogue(p);
 }
 

@@ -26,7 +26,11 @@ class GpuPrinter : public CPrinter {
   // or, for a dialect without device globals, a kernel ls_plan_info(out, room) that writes count then sizes.
   std::string epilogue(const kir::Plan& p) const;
   // Prelude + every kernel + epilogue: the translation unit the target's compiler builds.
+  // Kernels whose code is the same but for their buffers share one function (compiled once).
   std::string program(const kir::Plan& p) const;
+  // The function in program(p) that runs each kernel: its own name or that of the first
+  // kernel whose code it shares.
+  std::vector<std::string> entry_points(const kir::Plan& p) const;
 
  private:
   enum class Narrow { No, Yes, AtRunTime };  // whether a kernel's work items number under 2^32
@@ -36,7 +40,10 @@ class GpuPrinter : public CPrinter {
                         const std::map<size_t, std::string>& renamed = {}, const std::string& i = "i") const;
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   static std::string column(const kir::Schedule& sc, const std::string& per_item);
-  std::string signature(const kir::Plan& p, const kir::Kernel& k) const;
+  static constexpr const char* kEntry = "ls_entry";  // a kernel's function before it is named
+  std::string code(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
+  std::vector<std::string> same_code(const kir::Plan& p, std::vector<size_t>& first) const;
+  std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
   // One work item's outputs under tile `sc` (one of tile_choices), without the loop around it.
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
                         Narrow narrow) const;

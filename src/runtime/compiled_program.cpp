@@ -301,8 +301,17 @@ std::vector<Program::KernelTime> CompiledProgram::profile(const TensorMap& input
   read_outputs();
   std::vector<double> ms = timer->intervals_ms();
   std::vector<KernelTime> times;
-  for (size_t k = 0; k < plan_.kernels.size() && k < ms.size(); ++k)
-    times.push_back({plan_.kernels[k].name, plan_.kernels[k].nodes, ms[k]});
+  for (size_t k = 0; k < plan_.kernels.size() && k < ms.size(); ++k) {
+    const kir::Kernel& kern = plan_.kernels[k];
+    KernelTime t{kern.name, kern.nodes, ms[k]};
+    const kir::Expr* red = kir::find_reduce(kern.body);
+    t.kind = red ? "reduction" : "elementwise";
+    double terms = red ? static_cast<double>(shape_numel(red->shape)) : 0;
+    t.flops = static_cast<double>(plan_.buffers[kern.out].numel()) * terms * (red && red->fn == kir::Fn::Dot ? 2 : 1);
+    t.bytes = static_cast<double>(plan_.buffers[kern.out].bytes());
+    for (int b : kir::kernel_inputs(kern)) t.bytes += static_cast<double>(plan_.buffers[b].bytes());
+    times.push_back(std::move(t));
+  }
   return times;
 }
 

@@ -83,6 +83,12 @@ class Program {
     std::string kernel;
     std::vector<std::string> nodes;
     double ms = 0;
+    // From the plan: "reduction" (a sum over terms: conv, matmul) or "elementwise" (one value
+    // per output: activations, pads, slices); the arithmetic counted from the reduction's
+    // extents (a product and a sum per term); bytes as each buffer read once and the output
+    // written once (a lower bound on the memory traffic).
+    std::string kind;
+    double flops = 0, bytes = 0;
   };
   virtual std::vector<KernelTime> profile(const TensorMap& inputs);
 };

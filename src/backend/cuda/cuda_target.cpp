@@ -82,8 +82,7 @@ class CudaDevice : public Device {
   void load(const std::string& code, const kir::Plan& plan) override {
     gpu_.make_current();
     drop_graph();
-    std::vector<std::string> names;
-    for (const kir::Kernel& k : plan.kernels) names.push_back(k.name);
+    std::vector<std::string> names = entry_points(plan);
     std::vector<long long> sizes;
     for (const kir::Buffer& b : plan.buffers) sizes.push_back(b.module_bytes());
     module_ = load_module(gpu_, code, names, sizes);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "backend/metal/metal_codegen.h"
 #include "backend/metal/metal_shared.h"
 #include "codegen/gpu_printer.h"
 #include "core/error.h"
@@ -130,6 +131,7 @@ class MtlDevice : public Device {
   void check_plan_info(const kir::Plan& plan);
   void validate(const kir::Kernel& k, const Launch& l) const;
   std::string nodes_of(const std::string& error) const;
+  std::vector<std::string> entries_;  // the function that runs each kernel of plan_
 
   MetalDriver& d_;
   std::string target_;
@@ -187,7 +189,8 @@ void MtlDevice::load(const std::string& code, const kir::Plan& plan) {
   code_sha_ = content_key(code);
   plan_ = &plan;
   check_plan_info(plan);
-  for (const kir::Kernel& k : plan.kernels) launches_.push_back({pipeline_of(d_, *library_, code_sha_, k.name), {}, 0, 0});
+  entries_ = entry_points(plan);
+  for (const std::string& entry : entries_) launches_.push_back({pipeline_of(d_, *library_, code_sha_, entry), {}, 0, 0});
 }
 
 // The library must be the one built for this plan: a wrong one would index past buffers.
@@ -246,16 +249,20 @@ void MtlDevice::validate(const kir::Kernel& k, const Launch& l) const {
               ") cannot be launched: it needs " + why);
 }
 
-// The ONNX nodes of the kernel an error names ("kernel k3: ..."), for the message.
+// The ONNX nodes of the kernel an error names ("kernel k3: ..."), for the message; where
+// other kernels run the same function (same code), theirs too, each after its kernel's name.
 std::string MtlDevice::nodes_of(const std::string& error) const {
-  if (!plan_) return "";
-  for (const kir::Kernel& k : plan_->kernels) {
-    if (error.rfind("kernel " + k.name + ":", 0) != 0) continue;
+  if (!plan_ || entries_.size() != plan_->kernels.size()) return "";
+  std::string found;
+  int sharing = 0;
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    if (error.rfind("kernel " + entries_[k] + ":", 0) != 0) continue;
+    const kir::Kernel& kern = plan_->kernels[k];
     std::string nodes;
-    for (size_t i = 0; i < k.nodes.size(); ++i) nodes += (i ? ", " : "") + k.nodes[i];
-    return " (ONNX nodes: " + (nodes.empty() ? std::string("none") : nodes) + ")";
+    for (size_t i = 0; i < kern.nodes.size(); ++i) nodes += (i ? ", " : "") + kern.nodes[i];
+    found += (sharing++ ? "; " : "") + (kern.name == entries_[k] ? "" : kern.name + ", same code: ") + (nodes.empty() ? "none" : nodes);
   }
-  return "";
+  return found.empty() ? "" : " (ONNX nodes: " + found + ")";
 }
 
 // Commits what is open, waits for every committed command buffer, reports the first that

@@ -16,7 +16,10 @@ const kir::TargetDesc& target_desc();
 // buffer codegen::kernel_params(k) lists, the buffer's cl_mem then its byte offset (ulong).
 // cl_khr_fp64 is enabled only for a plan that computes in f64.
 std::string program_source(const kir::Plan& p);
-// The same text in files for --emit-source: the prelude, one file per kernel, the epilogue.
+// The function of program_source(p) that runs each kernel (kernels with the same code share one).
+std::vector<std::string> entry_points(const kir::Plan& p);
+// For --emit-source: the prelude, each kernel in a file of its own (under its own name and
+// buffer names, even where the program shares its function with another), the epilogue.
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);
 // Build options: no fast-math or mad options ever; correctly rounded division and sqrt
 // where the device supports them.

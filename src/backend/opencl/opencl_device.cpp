@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "backend/opencl/opencl_codegen.h"
 #include "backend/opencl/opencl_compiler.h"
 #include "codegen/gpu_printer.h"
 #include "core/error.h"
@@ -107,9 +108,10 @@ class ClDevice : public Device {
     program_ = shared_program(c_, code);
     plan_ = &plan;
     check_plan_info(plan);
-    for (const kir::Kernel& k : plan.kernels) {
-      launches_.push_back({make_kernel(k.name), 0, 0});
-      params_.push_back(codegen::kernel_params(k));  // the same at every length of a symbolic plan
+    std::vector<std::string> entries = entry_points(plan);
+    for (size_t k = 0; k < plan.kernels.size(); ++k) {
+      launches_.push_back({make_kernel(entries[k]), 0, 0});
+      params_.push_back(codegen::kernel_params(plan.kernels[k]));  // the same at every length of a symbolic plan
     }
   }
 

@@ -302,15 +302,12 @@ std::vector<std::string> GpuPrinter::entry_points(const Plan& p) const {
 std::string GpuPrinter::program(const Plan& p) const {
   std::vector<size_t> first;
   std::vector<std::string> codes = same_code(p, first);
+  std::vector<std::string> notes(p.kernels.size());  // the comments of the kernels sharing each function
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    notes[first[k]] += comment(p.kernels[k], first[k] == k ? "" : "runs " + p.kernels[first[k]].name);
   std::string src = prelude();
-  for (size_t k = 0; k < p.kernels.size(); ++k) {
-    if (first[k] != k) continue;
-    const std::string& name = p.kernels[k].name;
-    src += "\n" + comment(p.kernels[k]);
-    for (size_t j = k + 1; j < p.kernels.size(); ++j)
-      if (first[j] == k) src += comment(p.kernels[j], "runs " + name);
-    src += filled(codes[k], std::string(kEntry) + "(", name + "(");
-  }
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    if (first[k] == k) src += "\n" + notes[k] + filled(codes[k], std::string(kEntry) + "(", p.kernels[k].name + "(");
   return src + "\n" + epilogue(p);
 }
 

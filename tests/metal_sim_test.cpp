@@ -221,7 +221,8 @@ kernel void subnormal_sqrt(device float* out [[buffer(0)]], device const float* 
 struct Sim {
   metal::MetalDriver& d = metal::sim_driver();
   std::unique_ptr<metal::MetalQueue> q = d.new_queue();
-  std::shared_ptr<metal::MetalLibrary> lib = d.library(d.build(kKernels));
+  std::shared_ptr<metal::MetalLibrary> lib;
+  explicit Sim(const std::string& prefix = "") : lib(d.library(d.build(prefix + kKernels))) {}
 
   std::shared_ptr<MetalBuffer> floats(std::vector<float> v) {
     auto b = d.new_buffer(v.size() * sizeof(float));
@@ -273,19 +274,23 @@ TEST(MetalSim, AccessesOutsideABindingAreErrorsNamingKernelAndBuffer) {
 
 // Threads of a threadgroup are fibres that meet at each barrier: a thread reads what its
 // neighbour wrote before the barrier (in device and in threadgroup memory, one array per
-// group), and a thread that returns early is an error, not a hang.
+// group), and a thread that returns early is an error, not a hang. Both fibre switches: the
+// launcher's own (x86-64) and ucontext's (other hosts).
 TEST(MetalSim, BarriersHoldEveryThreadOfTheGroup) {
-  Sim s;
-  auto out = s.d.new_buffer(2 * 8 * 4), seen = s.d.new_buffer(2 * 8 * 4);
-  EXPECT_EQ(s.run("neighbour", {{out, 0, 64}, {seen, 0, 64}}, 2, 8), "");
-  auto* v = reinterpret_cast<uint32_t*>(seen->contents());
-  for (uint32_t g = 0; g < 2; ++g)
-    for (uint32_t t = 0; t < 8; ++t) EXPECT_EQ(v[g * 8 + t], 100 * g + (t + 1) % 8) << g << " " << t;
-  EXPECT_EQ(s.run("shared_neighbour", {{seen, 0, 64}}, 2, 8), "");
-  for (uint32_t g = 0; g < 2; ++g)
-    for (uint32_t t = 0; t < 8; ++t) EXPECT_EQ(v[g * 8 + t], 100 * g + (t + 1) % 8) << "threadgroup memory " << g << " " << t;
-  EXPECT_EQ(s.run("early_exit", {{out, 0, 64}}, 1, 8),
-            "kernel early_exit: threadgroup 0: 1 threads finished while 7 wait at a threadgroup_barrier");
+  for (const char* prefix : {"", "#define LS_SIM_PORTABLE_FIBRES 1\n"}) {
+    SCOPED_TRACE(*prefix ? "ucontext fibres" : "default fibres");
+    Sim s(prefix);
+    auto out = s.d.new_buffer(2 * 8 * 4), seen = s.d.new_buffer(2 * 8 * 4);
+    EXPECT_EQ(s.run("neighbour", {{out, 0, 64}, {seen, 0, 64}}, 2, 8), "");
+    auto* v = reinterpret_cast<uint32_t*>(seen->contents());
+    for (uint32_t g = 0; g < 2; ++g)
+      for (uint32_t t = 0; t < 8; ++t) EXPECT_EQ(v[g * 8 + t], 100 * g + (t + 1) % 8) << g << " " << t;
+    EXPECT_EQ(s.run("shared_neighbour", {{seen, 0, 64}}, 2, 8), "");
+    for (uint32_t g = 0; g < 2; ++g)
+      for (uint32_t t = 0; t < 8; ++t) EXPECT_EQ(v[g * 8 + t], 100 * g + (t + 1) % 8) << "threadgroup memory " << g << " " << t;
+    EXPECT_EQ(s.run("early_exit", {{out, 0, 64}}, 1, 8),
+              "kernel early_exit: threadgroup 0: 1 threads finished while 7 wait at a threadgroup_barrier");
+  }
 }
 
 TEST(MetalSim, BlitsFollowMacOsRules) {

@@ -180,13 +180,44 @@ void access(void (*)(P...), char* out, S... src) {
 }
 
 // The threads of one threadgroup as fibres: each runs until it finishes or reaches a barrier.
+// On x86-64 ELF hosts a switch saves what the ABI asks a callee to keep and nothing else: no
+// signal mask, so no system call (swapcontext makes two per switch, most of a barrier kernel's
+// time). Elsewhere, or with LS_SIM_PORTABLE_FIBRES defined before this header, ucontext.
+#if defined(__x86_64__) && defined(__ELF__) && !defined(LS_SIM_PORTABLE_FIBRES)
+#define LS_SIM_OWN_SWITCH 1
+extern "C" void ls_sim_switch(void** save, void* to);
+extern "C" void ls_sim_fibre_start(void);
+// A saved fibre, from its stack pointer up: MXCSR and the x87 control word, r15, r14, r13, r12,
+// rbx, rbp, then the address it resumes at. A new fibre resumes at ls_sim_fibre_start: r12(r13).
+asm(".text\n"
+    ".p2align 4\n"
+    ".globl ls_sim_switch\n.hidden ls_sim_switch\n.type ls_sim_switch,@function\n"
+    "ls_sim_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+    "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+    "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size ls_sim_switch, .-ls_sim_switch\n"
+    ".globl ls_sim_fibre_start\n.hidden ls_sim_fibre_start\n.type ls_sim_fibre_start,@function\n"
+    "ls_sim_fibre_start:\n"
+    "  movq %r13, %rdi\n  callq *%r12\n  ud2\n"
+    ".size ls_sim_fibre_start, .-ls_sim_fibre_start\n");
+struct Context { void* sp; };
+inline void swap(Context& save, const Context& to) { ls_sim_switch(&save.sp, to.sp); }
+#else
+struct Context { ucontext_t uc; };
+inline void swap(Context& save, const Context& to) { swapcontext(&save.uc, &to.uc); }
+#endif
+
 struct Fibre {
-  ucontext_t ctx;
+  Context ctx;
   int state;
 };
 struct Fibres {
   enum State { Ready, AtBarrier, Done };
-  ucontext_t main;
+  Context main;
   unsigned char* scratch = nullptr;
   size_t each = 0;  // bytes per thread: its Fibre, then its stack
   uint32_t current = 0;
@@ -197,11 +228,41 @@ struct Fibres {
 inline thread_local Fibres* fibres = nullptr;
 constexpr size_t kFibreHead = (sizeof(Fibre) + 63) / 64 * 64;
 
-inline void fibre_main(unsigned lo, unsigned hi) {
-  Fibres* f = (Fibres*)(((uintptr_t)hi << 32) | lo);
+// A fibre never returns: once its thread is done it swaps back to the launcher for good.
+inline void fibre_main(void* p) {
+  Fibres* f = (Fibres*)p;
   f->call(f->closure, f->current);
-  f->at(f->current).state = Fibres::Done;
+  Fibre& me = f->at(f->current);
+  me.state = Fibres::Done;
+  swap(me.ctx, f->main);
 }
+
+#ifdef LS_SIM_OWN_SWITCH
+// A saved frame at the top of the stack that resumes in fibre_main(f).
+inline void make(Context& c, unsigned char* stack, size_t bytes, Fibres* f) {
+  uintptr_t top = ((uintptr_t)(stack + bytes) & ~(uintptr_t)15) - 16;  // 16-aligned where it calls
+  uint64_t* frame = (uint64_t*)(top - 64);
+  uint32_t mxcsr;
+  uint16_t cw;
+  asm volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(cw));
+  frame[0] = mxcsr | (uint64_t)cw << 32;
+  frame[1] = frame[2] = 0;                                  // r15, r14
+  frame[3] = (uint64_t)f, frame[4] = (uint64_t)&fibre_main;  // r13, r12
+  frame[5] = frame[6] = 0;                                  // rbx, rbp
+  frame[7] = (uint64_t)&ls_sim_fibre_start;
+  c.sp = frame;
+}
+#else
+inline void ucontext_main(unsigned lo, unsigned hi) { fibre_main((void*)(((uintptr_t)hi << 32) | lo)); }
+inline void make(Context& c, unsigned char* stack, size_t bytes, Fibres* f) {
+  uintptr_t self = (uintptr_t)f;
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = bytes;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, (void (*)())ucontext_main, 2, (unsigned)(self & 0xffffffffu), (unsigned)(self >> 32));
+}
+#endif
 
 template <class F> struct Closure {
   F f;
@@ -220,20 +281,15 @@ int run_fibres(F&& each, const LsSimDispatch* d, uint32_t group) {
   Fibres f;
   Closure<F> closure{each};
   f.scratch = d->scratch, f.each = d->fibre_bytes, f.call = &Closure<F>::call, f.closure = &closure;
-  uintptr_t self = (uintptr_t)&f;
   for (uint32_t t = 0; t < threads; ++t) {
     Fibre& fb = f.at(t);
-    getcontext(&fb.ctx);
-    fb.ctx.uc_stack.ss_sp = (unsigned char*)&fb + kFibreHead;
-    fb.ctx.uc_stack.ss_size = f.each - kFibreHead;
-    fb.ctx.uc_link = &f.main;
-    makecontext(&fb.ctx, (void (*)())fibre_main, 2, (unsigned)(self & 0xffffffffu), (unsigned)(self >> 32));
+    make(fb.ctx, (unsigned char*)&fb + kFibreHead, f.each - kFibreHead, &f);
     fb.state = Fibres::Ready;
   }
   fibres = &f;
   for (;;) {
     for (uint32_t t = 0; t < threads; ++t)
-      if (f.at(t).state == Fibres::Ready) f.current = t, swapcontext(&f.main, &f.at(t).ctx);
+      if (f.at(t).state == Fibres::Ready) f.current = t, swap(f.main, f.at(t).ctx);
     uint32_t done = 0;
     for (uint32_t t = 0; t < threads; ++t) done += f.at(t).state == Fibres::Done;
     if (done == threads) break;
@@ -274,7 +330,7 @@ extern "C" void ls_sim_barrier(void) {
   }
   ls_sim::Fibre& me = f->at(f->current);
   me.state = ls_sim::Fibres::AtBarrier;
-  swapcontext(&me.ctx, &f->main);
+  ls_sim::swap(me.ctx, f->main);
 }
 )msl";
 }

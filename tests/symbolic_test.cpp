@@ -282,6 +282,11 @@ TEST(Symbolic, CudaSourceCompilesWithNvrtc) {
   std::string all;
   for (const auto& [name, text] : p->sources()) all += text;
   EXPECT_NE(all.find("const int64_t ls_s0 = "), std::string::npos);
+  // Work items unflatten by the length through its multipliers, never a run-time division
+  // in 32 bits (a constant prints without a parenthesis: "(uint32_t)8194").
+  EXPECT_NE(all.find("ls_udiv32((uint32_t)i, "), std::string::npos);
+  EXPECT_EQ(all.find(" / (uint32_t)("), std::string::npos);
+  EXPECT_EQ(all.find(" % (uint32_t)("), std::string::npos);
 }
 
 TEST(Symbolic, SpecialiseCompilesEachLength) {

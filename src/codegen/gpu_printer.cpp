@@ -5,6 +5,7 @@
 
 #include "codegen/prelude.h"
 #include "core/error.h"
+#include "kernel/symbols.h"
 
 namespace lockstep::codegen {
 
@@ -30,13 +31,16 @@ std::string filled(std::string text, const std::string& key, const std::string& 
 // v0..v{r-1} from the flat index i (row-major) over `dims`; size-1 dims are 0. Dims in
 // `renamed` are declared under the name given instead. Where the work items number under
 // 2^32 (`narrow`: known when printing; else the kernel's `n32`), the divisions are 32-bit:
-// by a constant a multiply there, a long sequence in 64 bits. The values are the same.
-std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, Narrow narrow,
+// by a constant a multiply there, by a run-time divisor of the plan (kernel/symbols.h) two
+// multiplies by its multiplier (ls_udiv32), a long sequence in 64 bits. The values are the same.
+std::string GpuPrinter::unflatten(const Plan& p, const Kernel& k, const std::vector<ExprP>& dims, Narrow narrow,
                                   const std::map<size_t, std::string>& renamed, const std::string& i) const {
-  std::vector<ExprP> strides(dims.size());
-  ExprP at = icst(1);
-  for (size_t d = dims.size(); d-- > 0;) strides[d] = at, at = mul(at, dims[d]);
-  std::string src, u32 = storage_type(DType::u32);
+  std::vector<ExprP> strides = strides_of(dims);
+  std::string src, u32 = storage_type(DType::u32), u64 = storage_type(DType::u64);
+  auto multiplier = [&](const ExprP& d) {
+    int j = d->op == Op::Const || k.symbols < 0 ? -1 : divisor_slot(p, d);
+    return j < 0 ? "" : "(" + u64 + ")" + buf_name(k.symbols) + "[" + std::to_string(p.symbols.size() + static_cast<size_t>(j)) + "]";
+  };
   auto split = [](const std::string& idx, const std::string& stride, const std::string& dim) {
     std::string e = stride.empty() ? idx : "(" + idx + " / " + stride + ")";
     return dim.empty() ? e : e + " % " + dim;
@@ -47,8 +51,10 @@ std::string GpuPrinter::unflatten(const std::vector<ExprP>& dims, Narrow narrow,
     bool unit = strides[d]->op == Op::Const && strides[d]->i == 1;
     std::string stride = unit ? "" : size(strides[d]), dim = d == 0 ? "" : size(dims[d]);
     std::string wide = split(i, stride, dim);
-    std::string thin = "(int64_t)(" + split("(" + u32 + ")" + i, stride.empty() ? "" : "(" + u32 + ")" + stride,
-                                            dim.empty() ? "" : "(" + u32 + ")" + dim) + ")";
+    std::string thin = "(" + u32 + ")" + i, by = unit ? "" : multiplier(strides[d]), mod = d == 0 ? "" : multiplier(dims[d]);
+    if (!unit) thin = by.empty() ? "(" + thin + " / (" + u32 + ")" + stride + ")" : "ls_udiv32(" + thin + ", " + by + ")";
+    if (d > 0) thin = mod.empty() ? thin + " % (" + u32 + ")" + dim : "ls_umod32(" + thin + ", (" + u32 + ")" + dim + ", " + mod + ")";
+    thin = "(int64_t)(" + thin + ")";
     if (dims[d]->op == Op::Const && dims[d]->i == 1) e = "0";
     else if (unit && dim.empty()) e = i;
     else e = narrow == Narrow::Yes ? thin : narrow == Narrow::No ? wide : "(n32 ? " + thin + " : " + wide + ")";
@@ -123,7 +129,7 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
   std::string group = "(int64_t)" + g_.group_index + " * " + g_.group_size, step = "(int64_t)" + g_.group_count + " * " + g_.group_size;
   src += whole ? "  for (int64_t i0 = " + group + "; i0 < n; i0 += " + step + ") {\n    const int64_t i = i0 + " + g_.thread_index + ";\n"
                : "  for (int64_t i = " + group + " + " + g_.thread_index + "; i < n; i += " + step + ") {\n";
-  if (!red) return src + unflatten(dims(p, k.out), narrow) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
+  if (!red) return src + unflatten(p, k, dims(p, k.out), narrow) + "    " + store(p, k, "i", expr(k.body)) + "\n  }\n}\n";
   std::vector<std::string> bodies;
   for (const Schedule& t : tiles) bodies.push_back(tile_body(p, k, t, *red, narrow, whole));
   if (bodies.size() == 1) return src + bodies[0] + "  }\n}\n";
@@ -171,12 +177,8 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
   if (block) {
     // Rows block a dim that is the same at every length; columns may block one that is a
     // multiple of them at every length (8*T).
-    std::vector<ExprP> items = dims(p, k.out);
-    if (sc.rows > 1) items[r - 2] = icst(s[r - 2] / sc.rows);
-    if (sc.cols > 1)
-      items[r - 1] = items[r - 1]->op == Op::Const ? icst(s[r - 1] / sc.cols)
-                                                   : kir::binary(Fn::Div, items[r - 1], icst(sc.cols));
-    src += unflatten(items, narrow, {{r - 2, "vb"}, {r - 1, "vl"}});
+    std::vector<ExprP> items = item_dims(p, k, sc);
+    src += unflatten(p, k, items, narrow, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
     if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vb", "c"});
     each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
@@ -184,7 +186,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
            "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = " +
            column(sc, size(items[r - 1])) + "; (void)" + cv + "; ";
   } else {
-    src += unflatten(dims(p, k.out), narrow);
+    src += unflatten(p, k, dims(p, k.out), narrow);
   }
   std::string close = block ? " } }" : " }", n = std::to_string(sc.rows * sc.cols);
   if (sc.stage >= 0 && sc.stage_slots == 1) {
@@ -229,7 +231,7 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
     blocks.pop_back();
     blocks[r - 2] = icst(p.buffers[k.out].shape[r - 2] / sc.rows);
     src += "    const int64_t q = i0 / per_block + e / " + std::to_string(block) + ";\n    if (q < n / per_block) {\n" +
-           unflatten(blocks, narrow, {{r - 2, "vb"}}, "q") + "      const int t = e % " + std::to_string(block) + ";\n";
+           unflatten(p, k, blocks, narrow, {{r - 2, "vb"}}, "q") + "      const int t = e % " + std::to_string(block) + ";\n";
     copy = "t";
   }
   src += "      const int c = " + copy + " % " + rows + "; const int64_t " + rv + " = vb * " + rows + " + c; (void)" + rv + ";\n";

@@ -35,8 +35,8 @@ class GpuPrinter : public CPrinter {
  private:
   enum class Narrow { No, Yes, AtRunTime };  // whether a kernel's work items number under 2^32
   static constexpr int64_t kMax32 = 0xffffffffLL;
-  // v0..v{r-1} from the flat index named `i`.
-  std::string unflatten(const std::vector<kir::ExprP>& dims, Narrow narrow,
+  // v0..v{r-1} from the flat index named `i` (kernel k of p: its run-time divisors).
+  std::string unflatten(const kir::Plan& p, const kir::Kernel& k, const std::vector<kir::ExprP>& dims, Narrow narrow,
                         const std::map<size_t, std::string>& renamed = {}, const std::string& i = "i") const;
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   static std::string column(const kir::Schedule& sc, const std::string& per_item);

@@ -6,7 +6,9 @@ namespace lockstep::codegen {
 
 namespace {
 
-// "FN " stands for the dialect's qualifier of helper functions.
+// "FN " stands for the dialect's qualifier of helper functions. ls_udiv32: x / d for x < 2^32
+// from the host's m = floor(2^64 / d) + 1 (0 for d = 1; kernel/symbols.h), the high half of
+// x * m taken in two 32 x 32 products, so that no 64-bit product overflows.
 constexpr const char* kShared = R"(FN float ls_bf2f(uint16_t b) { return ls_as_float((uint32_t)b << 16); }
 FN uint16_t ls_f2bf(float f) {
   uint32_t x = ls_as_uint(f);
@@ -14,6 +16,10 @@ FN uint16_t ls_f2bf(float f) {
   x += 0x7fffu + ((x >> 16) & 1u); return (uint16_t)(x >> 16);
 }
 FN float ls_round_bf(float f) { return ls_bf2f(ls_f2bf(f)); }
+FN uint32_t ls_udiv32(uint32_t x, uint64_t m) {
+  return m == 0 ? x : (uint32_t)(((uint64_t)x * (m >> 32) + (((uint64_t)x * (uint32_t)m) >> 32)) >> 32);
+}
+FN uint32_t ls_umod32(uint32_t x, uint32_t d, uint64_t m) { return x - ls_udiv32(x, m) * d; }
 )";
 
 constexpr const char* kF64 = R"(FN double ls_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }

@@ -66,6 +66,9 @@ struct Plan {
   // buffer `symbol_buf` and instantiate() gives the concrete plan for one set of values.
   std::vector<std::string> symbols;
   int symbol_buf = -1;
+  // Run-time divisors of a symbolic plan's GPU kernels (kernel/symbols.h): that buffer holds,
+  // after the symbols, a multiplier for each, which the runtime computes at bind.
+  std::vector<ExprP> divisors;
   bool symbolic() const { return symbol_buf >= 0; }
 };
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "kernel/symbols.h"
 #include "ops/infer.h"
 #include "passes/schedule.h"
 
@@ -344,6 +345,7 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
     if (o.target) {
       legalize(out, *o.target);
       choose_schedules(out, *o.target);  // the Symbols buffer is one more kernel argument
+      collect_divisors(out);
     }
   } catch (const InternalError&) {
     throw;

@@ -19,7 +19,9 @@ namespace {
 void check_expr(const Plan& p, const Kernel& k, const ExprP& e, int vars) {
   if (e->op == Op::Var && e->i >= vars) throw InternalError("internal: " + k.name + " uses unbound v" + std::to_string(e->i));
   if (e->op == Op::Load) {
-    if (e->buf < 0 || e->buf >= static_cast<int>(p.buffers.size()) || p.buffers[e->buf].shape != e->shape)
+    // The symbols' loads keep the shape of the symbols alone: the divisors' multipliers follow.
+    auto symbols_only = [&] { return e->buf == p.symbol_buf && e->shape == Shape{static_cast<int64_t>(p.symbols.size())}; };
+    if (e->buf < 0 || e->buf >= static_cast<int>(p.buffers.size()) || (p.buffers[e->buf].shape != e->shape && !symbols_only()))
       throw InternalError("internal: " + k.name + " loads buffer b" + std::to_string(e->buf) + " with a wrong shape");
     if (!e->flat && e->args.size() != e->shape.size())
       throw InternalError("internal: " + k.name + " indexes b" + std::to_string(e->buf) + " with the wrong rank");

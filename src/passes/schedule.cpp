@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kernel/symbols.h"
 
 namespace lockstep {
 
@@ -13,37 +14,17 @@ namespace {
 // Whether dim d is the same at every length (a symbolic plan's dims may vary).
 bool fixed_dim(const Buffer& b, size_t d) { return b.dims.empty() || b.dims[d]->op == Op::Const; }
 
-// A symbolic dim (affine in the symbols) at these symbol values.
-int64_t dim_at(const Expr& e, const std::vector<int64_t>& symbols, int symbol_buf) {
-  switch (e.op) {
-    case Op::Const: return e.i;
-    case Op::Load:
-      if (e.buf == symbol_buf && e.flat && e.args[0]->op == Op::Const) return symbols.at(static_cast<size_t>(e.args[0]->i));
-      break;
-    case Op::Cast: return dim_at(*e.args[0], symbols, symbol_buf);
-    case Op::Binary: {
-      int64_t a = dim_at(*e.args[0], symbols, symbol_buf), c = dim_at(*e.args[1], symbols, symbol_buf);
-      if (e.fn == Fn::Add) return a + c;
-      if (e.fn == Fn::Sub) return a - c;
-      if (e.fn == Fn::Mul) return a * c;
-      break;
-    }
-    default: break;
-  }
-  throw InternalError("internal: a symbolic dim is not an affine expression");
-}
-
 // Whether dim d is a multiple of m at every length: c + sum_j k_j * s_j is one for all values
 // of the symbols exactly when c and every k_j are (8*T is, for any T; T+2 is not).
 bool always_divides(const Plan& p, const Buffer& b, size_t d, int64_t m) {
   if (fixed_dim(b, d)) return b.shape[d] % m == 0;
   std::vector<int64_t> at(p.symbols.size(), 0);
-  int64_t c = dim_at(*b.dims[d], at, p.symbol_buf);
+  int64_t c = symbolic_value(*b.dims[d], at, p.symbol_buf);
   if (c % m) return false;
   for (size_t j = 0; j < at.size(); ++j) {
     at.assign(at.size(), 0);
     at[j] = 1;
-    if ((dim_at(*b.dims[d], at, p.symbol_buf) - c) % m) return false;
+    if ((symbolic_value(*b.dims[d], at, p.symbol_buf) - c) % m) return false;
   }
   return true;
 }

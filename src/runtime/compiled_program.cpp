@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/sha256.h"
+#include "kernel/symbols.h"
 #include "runtime/checked.h"
 
 namespace lockstep {
@@ -154,6 +155,7 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
     mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
     if (opts_.checked) check_memory_plan(plan_, mem_);
     sym_values_ = values;
+    sym_words_ = kir::symbol_words(plan_, values);
     spec_ = {};  // a later concrete compile is never mistaken for this one
     if (dev_) {
       code_ = sym_code_;  // load() loads code_
@@ -346,7 +348,7 @@ void CompiledProgram::start(const TensorMap& inputs) {
   UploadBatch batch(staging(), *dev_, skip_staging_wait());
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const kir::Buffer& buf = plan_.buffers[b];
-    if (buf.kind == kir::Buffer::Symbols) batch.upload(address(static_cast<int>(b)), sym_values_.data(), buf.bytes());
+    if (buf.kind == kir::Buffer::Symbols) batch.upload(address(static_cast<int>(b)), sym_words_.data(), buf.bytes());
     if (buf.kind != kir::Buffer::Input) continue;
     const Tensor& t = inputs.at(graph_.values[graph_.inputs[buf.io_index]].name);
     batch.upload(address(static_cast<int>(b)), t.bytes.data(), buf.bytes());

@@ -92,6 +92,7 @@ class CompiledProgram : public Program {
   bool sym_tried_ = false;
   bool sym_bound_ = false;
   std::vector<int64_t> sym_values_;  // the symbol values plan_ is instantiated at
+  std::vector<int64_t> sym_words_;   // its Symbols buffer: the values, then the divisors' multipliers
   std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
   GraphTypes bind_types_;  // the short shape parameters' inference, run again at each new length
   CompileStats stats_;

@@ -287,6 +287,7 @@ TEST(Symbolic, CudaSourceCompilesWithNvrtc) {
   EXPECT_NE(all.find("ls_udiv32((uint32_t)i, "), std::string::npos);
   EXPECT_EQ(all.find(" / (uint32_t)("), std::string::npos);
   EXPECT_EQ(all.find(" % (uint32_t)("), std::string::npos);
+  EXPECT_NE(all.find("for (uint32_t i32 = "), std::string::npos);  // elementwise loops count in 32 bits
 }
 
 TEST(Symbolic, SpecialiseCompilesEachLength) {

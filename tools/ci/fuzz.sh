@@ -4,7 +4,7 @@
 # Usage: fuzz.sh SRC_DIR BUILD_DIR [SECONDS]
 set -euo pipefail
 src=$(cd "${1:?source dir}" && pwd); build=${2:?build dir}; secs=${3:-60}
-CC=clang CXX=clang++ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+CC=clang CXX=clang++ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DLOCKSTEP_FUZZ=ON -DLOCKSTEP_TESTS=OFF >/dev/null
 cmake --build "$build" -j"${JOBS:-2}" --target onnx_loader_fuzz npy_fuzz external_data_fuzz
 mkdir -p "$build/corpus/onnx" "$build/corpus/npy" "$build/corpus/ext" "$build/crashes"

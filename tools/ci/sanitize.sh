@@ -3,7 +3,8 @@
 # its test suite there (everything but the heavy labels). Usage: sanitize.sh SRC_DIR BUILD_DIR
 set -euo pipefail
 src=${1:?source dir}; build=${2:?build dir}
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_SANITIZE=ON \
+# -O1 -g1 (line tables, enough for symbolised reports) builds in about half the time of -O2 -g.
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DLOCKSTEP_SANITIZE=ON \
   ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
 cmake --build "$build" -j"${JOBS:-2}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

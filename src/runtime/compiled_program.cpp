@@ -305,9 +305,8 @@ std::vector<Program::KernelTime> CompiledProgram::profile(const TensorMap& input
   std::vector<KernelTime> times;
   for (size_t k = 0; k < plan_.kernels.size() && k < ms.size(); ++k) {
     const kir::Kernel& kern = plan_.kernels[k];
-    KernelTime t{kern.name, kern.nodes, ms[k]};
     const kir::Expr* red = kir::find_reduce(kern.body);
-    t.kind = red ? "reduction" : "elementwise";
+    KernelTime t{kern.name, kern.nodes, ms[k], red ? "reduction" : "elementwise"};
     double terms = red ? static_cast<double>(shape_numel(red->shape)) : 0;
     t.flops = static_cast<double>(plan_.buffers[kern.out].numel()) * terms * (red && red->fn == kir::Fn::Dot ? 2 : 1);
     t.bytes = static_cast<double>(plan_.buffers[kern.out].bytes());

@@ -10,7 +10,8 @@
 namespace lockstep::kir {
 namespace {
 
-// The printed ls_udiv32 (codegen/prelude.cpp), term for term.
+// The printed ls_udiv32 (codegen/prelude.cpp), term for term (Symbolic.CudaSourceCompilesWithNvrtc
+// finds this expression in the printed source).
 uint32_t udiv32(uint32_t x, uint64_t m) {
   return m == 0 ? x : static_cast<uint32_t>((static_cast<uint64_t>(x) * (m >> 32) + ((static_cast<uint64_t>(x) * static_cast<uint32_t>(m)) >> 32)) >> 32);
 }

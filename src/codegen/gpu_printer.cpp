@@ -239,7 +239,9 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
   std::string src = "    " + g_.barrier + ";\n    for (int e = (int)" + g_.thread_index + "; e < " +
                     std::to_string(sc.stage_slots * block) + "; e += (int)" + g_.group_size + ") {\n";
   if (sc.stage_slots > 1) {
-    // The slot's row block: its index q among them, unflattened into the outer vars and vb.
+    // The slot's row block: its index q among them, unflattened into the outer vars and vb
+    // (dims that do not vary in the decoder; collect_divisors does not list these, so a
+    // symbolic one would be divided by the plain 32-bit sequence).
     std::vector<ExprP> blocks = dims(p, k.out);
     blocks.pop_back();
     blocks[r - 2] = icst(p.buffers[k.out].shape[r - 2] / sc.rows);

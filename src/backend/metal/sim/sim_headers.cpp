@@ -182,14 +182,16 @@ void access(void (*)(P...), char* out, S... src) {
 // The threads of one threadgroup as fibres: each runs until it finishes or reaches a barrier.
 // On x86-64 ELF hosts a switch saves what the ABI asks a callee to keep and nothing else: no
 // signal mask, so no system call (swapcontext makes two per switch, most of a barrier kernel's
-// time). Elsewhere, or with LS_SIM_PORTABLE_FIBRES defined before this header, ucontext.
-#if defined(__x86_64__) && defined(__ELF__) && !defined(LS_SIM_PORTABLE_FIBRES)
+// time). Elsewhere, or with LS_SIM_PORTABLE_FIBRES defined before this header, ucontext; also
+// where the compiler builds for CET (__CET__: a shadow stack would fault on the switch's ret,
+// which glibc's swapcontext handles).
+#if defined(__x86_64__) && defined(__ELF__) && !defined(__CET__) && !defined(LS_SIM_PORTABLE_FIBRES)
 #define LS_SIM_OWN_SWITCH 1
 extern "C" void ls_sim_switch(void** save, void* to);
 extern "C" void ls_sim_fibre_start(void);
 // A saved fibre, from its stack pointer up: MXCSR and the x87 control word, r15, r14, r13, r12,
 // rbx, rbp, then the address it resumes at. A new fibre resumes at ls_sim_fibre_start: r12(r13).
-asm(".text\n"
+asm(".pushsection .text\n"
     ".p2align 4\n"
     ".globl ls_sim_switch\n.hidden ls_sim_switch\n.type ls_sim_switch,@function\n"
     "ls_sim_switch:\n"
@@ -203,7 +205,8 @@ asm(".text\n"
     ".globl ls_sim_fibre_start\n.hidden ls_sim_fibre_start\n.type ls_sim_fibre_start,@function\n"
     "ls_sim_fibre_start:\n"
     "  movq %r13, %rdi\n  callq *%r12\n  ud2\n"
-    ".size ls_sim_fibre_start, .-ls_sim_fibre_start\n");
+    ".size ls_sim_fibre_start, .-ls_sim_fibre_start\n"
+    ".popsection\n");
 struct Context { void* sp; };
 inline void swap(Context& save, const Context& to) { ls_sim_switch(&save.sp, to.sp); }
 #else

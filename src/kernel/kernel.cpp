@@ -93,15 +93,17 @@ ExprP dim_expr(const Plan& p, int b, size_t d) {
   return buf.dims.empty() ? icst(buf.shape[d]) : buf.dims[d];
 }
 
-std::vector<ExprP> stride_exprs(const Plan& p, int b) {
-  size_t r = p.buffers[b].shape.size();
-  std::vector<ExprP> s(r);
+std::vector<ExprP> strides_of(const std::vector<ExprP>& dims) {
+  std::vector<ExprP> strides(dims.size());
   ExprP at = icst(1);
-  for (size_t d = r; d-- > 0;) {
-    s[d] = at;
-    at = mul(at, dim_expr(p, b, d));
-  }
-  return s;
+  for (size_t d = dims.size(); d-- > 0;) strides[d] = at, at = mul(at, dims[d]);
+  return strides;
+}
+
+std::vector<ExprP> stride_exprs(const Plan& p, int b) {
+  std::vector<ExprP> dims;
+  for (size_t d = 0; d < p.buffers[b].shape.size(); ++d) dims.push_back(dim_expr(p, b, d));
+  return strides_of(dims);
 }
 
 ExprP flat_index(const Plan& p, int b, const std::vector<ExprP>& index) {

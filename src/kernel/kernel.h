@@ -76,6 +76,8 @@ struct Plan {
 ExprP dim_expr(const Plan& p, int b, size_t d);
 // Row-major strides of buffer b as expressions.
 std::vector<ExprP> stride_exprs(const Plan& p, int b);
+// Row-major strides of `dims`.
+std::vector<ExprP> strides_of(const std::vector<ExprP>& dims);
 // Row-major flat index of `index` into buffer b, as an expression (size-1 dims skipped).
 ExprP flat_index(const Plan& p, int b, const std::vector<ExprP>& index);
 // Elements of buffer b as an expression.

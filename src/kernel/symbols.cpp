@@ -36,13 +36,6 @@ std::vector<ExprP> item_dims(const Plan& p, const Kernel& k, const Schedule& t) 
   return items;
 }
 
-std::vector<ExprP> strides_of(const std::vector<ExprP>& dims) {
-  std::vector<ExprP> strides(dims.size());
-  ExprP at = icst(1);
-  for (size_t d = dims.size(); d-- > 0;) strides[d] = at, at = mul(at, dims[d]);
-  return strides;
-}
-
 int divisor_slot(const Plan& p, const ExprP& d) {
   for (size_t j = 0; j < p.divisors.size(); ++j)
     if (same(p.divisors[j], d)) return static_cast<int>(j);
@@ -56,9 +49,9 @@ void collect_divisors(Plan& p) {
   };
   for (const Kernel& k : p.kernels) {
     if (k.schedule.loops != Schedule::Loops::Gpu || p.buffers[k.out].dims.empty()) continue;
-    bool red = find_reduce(k.body) != nullptr;
+    bool red = find_reduce(k.body) != nullptr;  // an elementwise kernel's one tile is one output per item
     for (const Schedule& t : red ? tile_choices(k.schedule, true) : std::vector<Schedule>{k.schedule}) {
-      std::vector<ExprP> dims = red ? item_dims(p, k, t) : item_dims(p, k, Schedule{});
+      std::vector<ExprP> dims = item_dims(p, k, t);
       std::vector<ExprP> strides = strides_of(dims);
       for (size_t d = 0; d < dims.size(); ++d) {
         note(strides[d]);

@@ -17,8 +17,6 @@ int64_t symbolic_value(const Expr& e, const std::vector<int64_t>& symbols, int s
 // The dims a GPU kernel's work-item index is unflattened over for tile t: the output's, with
 // the dim before the last divided by t.rows and the last by t.cols.
 std::vector<ExprP> item_dims(const Plan& p, const Kernel& k, const Schedule& t);
-// Row-major strides of `dims`.
-std::vector<ExprP> strides_of(const std::vector<ExprP>& dims);
 
 // Collects p.divisors from every GPU-scheduled kernel of a symbolic plan (each non-constant
 // stride and dim of its item dims, for each tile it holds) and sizes the Symbols buffer.

@@ -218,6 +218,57 @@ TEST(Schedule, GpuElementwiseIsOneWorkItemPerElement) {
   EXPECT_EQ(s.unroll, 0);
 }
 
+TEST(Schedule, GpuElementwiseItemsTakeSeveralElementsWhileTheDeviceStaysFull) {
+  TargetDesc t = cuda::target_desc();
+  t.element_fill = 0;  // no device to fill: every item takes element_items
+  Schedule s = scheduled(elementwise(), t);
+  EXPECT_EQ(s.per_item, 4);
+  EXPECT_EQ(s.threads, 600 / 4);
+  EXPECT_EQ(work_items(s, 601), 151) << "the last item takes fewer";
+  t.element_fill = 600 / 2;  // a quarter as many items as elements would be too few; half is not
+  EXPECT_EQ(scheduled(elementwise(), t).per_item, 2);
+  EXPECT_EQ(scheduled(elementwise(), t).threads, 300);
+  EXPECT_EQ(scheduled(conv_like(16, 1024), t).per_item, 1) << "a reduction's items take tiles instead";
+}
+
+// elementwise() with its last dim a symbol T (at T = 300).
+Plan symbolic_elementwise() {
+  Plan p = elementwise();
+  p.symbols = {"T"};
+  p.symbol_buf = static_cast<int>(p.buffers.size());
+  p.buffers.push_back(buffer(Buffer::Symbols, {1}, "symbols"));
+  p.buffers.back().dtype = DType::i64;
+  p.buffers[1].dims = {icst(2), load_flat(p.symbol_buf, {1}, DType::i64, icst(0))};
+  return p;
+}
+
+TEST(Schedule, ASymbolicLengthsElementsPerItemAreChosenAtBind) {
+  TargetDesc t = cuda::target_desc();
+  t.element_fill = 1000;
+  Schedule s = scheduled(symbolic_elementwise(), t);
+  EXPECT_EQ(s.per_item, 4) << "the loop is printed for 4 and serves any launch size";
+  EXPECT_EQ(s.fill, 1000);
+  EXPECT_EQ(work_items(s, 4000), 1000);
+  EXPECT_EQ(work_items(s, 3999), 2000) << "a quarter would be under 1000 items: half";
+  EXPECT_EQ(work_items(s, 1999), 1999) << "half would be too: one each";
+}
+
+TEST(Printers, GpuElementsOfARoundAreAllComputedBeforeAnyIsStored) {
+  Plan p = elementwise();
+  TargetDesc t = cuda::target_desc();
+  t.element_fill = 0;
+  choose_schedules(p, t);
+  std::string src = cuda::source_files(p)[1].second;
+  EXPECT_NE(src.find("const int64_t n = 600;"), std::string::npos) << src;
+  EXPECT_NE(src.find("i0 < n; i0 += 4 * step) {"), std::string::npos) << src;
+  EXPECT_NE(src.find("if (i0 + 3 * step < n) {"), std::string::npos) << src;
+  size_t computed = src.find("ls_e[u] = "), stored = src.find("b1[i] = (float)(ls_e[u]);");
+  ASSERT_NE(computed, std::string::npos) << src;
+  ASSERT_NE(stored, std::string::npos) << src;
+  EXPECT_LT(computed, stored) << src;
+  EXPECT_NE(src.find("if (i >= n) break;"), std::string::npos) << "the partial round: " << src;
+}
+
 TEST(Schedule, KernelsTakingMoreBuffersThanTheTargetAllowsAreRefused) {
   TargetDesc t = cuda::target_desc();
   t.max_buffer_args = 2;

@@ -105,7 +105,8 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
     if (t.stage >= 0) shared = std::max(shared, t.stage_slots * t.rows * shape_numel(red->shape));
   if (shared)
     src += "  " + filled(filled(g_.shared_array, "{type}", compute_type(red->type)), "{n}", std::to_string(shared)) + "\n";
-  std::string n = fixed ? std::to_string(sc.threads) : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(sc.rows * sc.cols)));
+  int64_t items = p.buffers[k.out].numel() / (sc.rows * sc.cols);  // of a fixed plan: work items of one output each
+  std::string n = fixed ? std::to_string(items) : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(sc.rows * sc.cols)));
   if (tiles.size() > 1) {  // the first tile that suits this length (tile_suits), the same rule as the runtime's
     size_t r = p.buffers[k.out].shape.size();
     src += "  const int64_t outputs = " + size(numel_expr(p, k.out)) + ";\n";
@@ -121,7 +122,7 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
     }
   }
   src += "  const int64_t n = " + n + ";\n";
-  Narrow narrow = !fixed ? Narrow::AtRunTime : sc.threads <= kMax32 ? Narrow::Yes : Narrow::No;
+  Narrow narrow = !fixed ? Narrow::AtRunTime : items <= kMax32 ? Narrow::Yes : Narrow::No;
   if (narrow == Narrow::AtRunTime) src += "  const bool n32 = n <= " + std::to_string(kMax32) + g_.int_suffix + ";\n";
   // A kernel that copies two row blocks between barriers runs whole groups round its loop
   // (those past the end only help copy); the rest stop at the end.
@@ -129,19 +130,7 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
   std::string group = "(int64_t)" + g_.group_index + " * " + g_.group_size, step = "(int64_t)" + g_.group_count + " * " + g_.group_size;
   std::string loop = whole ? "  for (int64_t i0 = " + group + "; i0 < n; i0 += " + step + ") {\n    const int64_t i = i0 + " + g_.thread_index + ";\n"
                            : "  for (int64_t i = " + group + " + " + g_.thread_index + "; i < n; i += " + step + ") {\n";
-  if (!red) {
-    std::string body = "    " + store(p, k, "i", expr(k.body)) + "\n  }\n";
-    if (narrow != Narrow::AtRunTime) return src + loop + unflatten(p, k, dims(p, k.out), narrow) + body + "}\n";
-    // A loop for each width, so that the one most lengths take counts in 32 bits and holds no
-    // 64-bit path (the select of the two per element, and 64-bit counting, cost the symbolic
-    // decoder 0.3 ms on the H200). It is taken where no index, nor index + step, reaches 2^32.
-    std::string u32 = storage_type(DType::u32);
-    std::string loop32 = "  for (" + u32 + " i32 = (" + u32 + ")(" + group + " + " + g_.thread_index + "); i32 < (" + u32 +
-                         ")n; i32 += (" + u32 + ")(" + step + ")) {\n    const int64_t i = (int64_t)i32;\n";
-    return src + "  if (n32 && n + " + step + " <= " + std::to_string(kMax32 + 1) + g_.int_suffix + ") {\n" + loop32 +
-           unflatten(p, k, dims(p, k.out), Narrow::Yes) + body + "  } else {\n" + loop + unflatten(p, k, dims(p, k.out), Narrow::No) +
-           body + "  }\n}\n";
-  }
+  if (!red) return src + elements(p, k, narrow) + "}\n";
   src += loop;
   std::vector<std::string> bodies;
   for (const Schedule& t : tiles) bodies.push_back(tile_body(p, k, t, *red, narrow, whole));
@@ -150,6 +139,39 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
     src += std::string(t ? " else " : "    ") + (t + 1 < bodies.size() ? "if (tile == " + std::to_string(t) + ") " : "") + "{\n" +
            bodies[t] + "    }";
   return src + "\n  }\n}\n";
+}
+
+// The loop of a kernel without a reduction over its n elements, per_item of them a round per
+// work item. Where the plan is symbolic, a loop for each index width, so that the one most
+// lengths take counts in 32 bits and holds no 64-bit path (the select of the two per element,
+// and 64-bit counting, cost the symbolic decoder 0.3 ms on the H200). It is taken where no
+// index a round reaches, nor the next round's first, reaches 2^32.
+std::string GpuPrinter::elements(const Plan& p, const Kernel& k, Narrow narrow) const {
+  std::string u32 = storage_type(DType::u32), per = std::to_string(k.schedule.per_item);
+  std::string src = "  const int64_t step = (int64_t)" + g_.group_count + " * " + g_.group_size + ";\n";
+  std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
+  std::string wide = "  for (int64_t i0 = " + first + "; i0 < n; i0 += " + per + " * step) {\n";
+  if (narrow != Narrow::AtRunTime) return src + element_rounds(p, k, narrow, wide, "i0 + {u} * step");
+  std::string thin = "  for (" + u32 + " i32 = (" + u32 + ")(" + first + "); i32 < (" + u32 + ")n; i32 += " + per + "u * s32) {\n";
+  return src + "  if (n32 && n + " + per + " * step <= " + std::to_string(kMax32 + 1) + g_.int_suffix + ") {\n  const " + u32 +
+         " s32 = (" + u32 + ")step;\n" + element_rounds(p, k, Narrow::Yes, thin, "(int64_t)(i32 + (" + u32 + "){u} * s32)") +
+         "  } else {\n" + element_rounds(p, k, Narrow::No, wide, "i0 + {u} * step") + "  }\n";
+}
+
+// The rounds of `loop`: element u of a round is `at` with {u} for u. A whole round computes
+// every value before it stores one, so that their loads are in flight together; a partial
+// last round goes element by element.
+std::string GpuPrinter::element_rounds(const Plan& p, const Kernel& k, Narrow narrow, const std::string& loop,
+                                       const std::string& at) const {
+  std::string dims = unflatten(p, k, GpuPrinter::dims(p, k.out), narrow), value = expr(k.body);
+  int64_t per = k.schedule.per_item;
+  if (per == 1) return loop + "    const int64_t i = " + filled(at, "{u}", "0") + ";\n" + dims + "    " + store(p, k, "i", value) + "\n  }\n";
+  std::string each = "for (int u = 0; u < " + std::to_string(per) + "; ++u) {\n    const int64_t i = " + filled(at, "{u}", "u") + ";\n";
+  return loop + "    " + compute_type(k.body->type) + " ls_e[" + std::to_string(per) + "];\n    if (" +
+         filled(at, "{u}", std::to_string(per - 1)) + " < n) {\n    " + g_.unroll_pragma + "\n    " + each + dims +
+         "    ls_e[u] = " + value + ";\n    }\n    " + g_.unroll_pragma + "\n    " + each + "    " + store(p, k, "i", "ls_e[u]") +
+         "\n    }\n    } else {\n    " + each + "    if (i >= n) break;\n" + dims + "    " + store(p, k, "i", value) +
+         "\n    }\n    }\n  }\n";
 }
 
 // One tile's work: in a loop of whole groups, the copy of two row blocks where it stages them

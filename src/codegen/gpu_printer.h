@@ -44,6 +44,10 @@ class GpuPrinter : public CPrinter {
   std::string code(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
   std::vector<std::string> same_code(const kir::Plan& p, std::vector<size_t>& first) const;
   std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
+  // The loop of a kernel without a reduction, and one of its rounds (see gpu_printer.cpp).
+  std::string elements(const kir::Plan& p, const kir::Kernel& k, Narrow narrow) const;
+  std::string element_rounds(const kir::Plan& p, const kir::Kernel& k, Narrow narrow, const std::string& loop,
+                             const std::string& at) const;
   // One work item's outputs under tile `sc` (one of tile_choices), without the loop around it.
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& sc, const kir::Expr& red,
                         Narrow narrow) const;

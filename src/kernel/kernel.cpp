@@ -40,6 +40,7 @@ std::string describe(const Schedule& s) {
   if (s.loops == Schedule::Loops::Gpu)
     return "gpu" + f("group", s.group) + f("threads", s.threads) + f("rows", s.rows) + f("cols", s.cols) +
            (s.spread_cols ? " spread" : "") + f("unroll", s.unroll) +
+           (s.per_item > 1 ? f("per_item", s.per_item) : "") +
            (s.fill ? f("fill", s.fill) : "") +
            (s.fill_rows ? f("fill_rows", s.fill_rows) + f("fill_cols", s.fill_cols) : "") +
            (s.stage >= 0 ? " stage=b" + std::to_string(s.stage) + "x" + std::to_string(s.stage_slots) : "") +
@@ -64,6 +65,13 @@ std::vector<Schedule> tile_choices(const Schedule& s, bool symbolic) {
   one.stage = -1;
   tiles.push_back(one);
   return tiles;
+}
+
+int64_t work_items(const Schedule& t, int64_t outputs) {
+  int64_t per = t.per_item;
+  while (per > 1 && outputs / per < t.fill) per /= 2;
+  per *= t.rows * t.cols;
+  return (outputs + per - 1) / per;
 }
 
 int64_t shared_bytes(const Schedule& t) { return t.stage >= 0 ? t.stage_slots * t.rows * t.stage_row_bytes : 0; }

@@ -31,6 +31,11 @@ struct Schedule {
   // columns would read every cols-th element per load).
   int64_t cols = 1;
   bool spread_cols = false;
+  // GPU, no reduction: elements per work item, `threads` work items apart, all loaded before
+  // any is stored (one element per item keeps too few loads in flight to cover memory latency);
+  // halved, down to one, while the work items would number under `fill` (a symbolic length's
+  // at bind: the kernel's loop serves any launch size).
+  int64_t per_item = 1;
   // GPU: the innermost reduction loop is unrolled when it runs at most this many times (0: never).
   int64_t unroll = 0;
   // GPU, a reduction over a symbolic length: at a length with fewer than this many work items
@@ -64,6 +69,9 @@ std::string describe(const Schedule& s);
 // tile suits a length where its work items number at least `fill` and, if it stages, a row
 // block holds a group of them. A fixed-shape kernel, or one with a single tile, holds {s}.
 std::vector<Schedule> tile_choices(const Schedule& s, bool symbolic);
+// Work items tile t launches for `outputs` outputs (the last takes fewer where they do not
+// divide), with per_item halved while they number under t.fill.
+int64_t work_items(const Schedule& t, int64_t outputs);
 // Bytes of shared memory tile t's groups use.
 int64_t shared_bytes(const Schedule& t);
 // Whether tile t of the choices suits a length with `outputs` outputs and `last` columns.

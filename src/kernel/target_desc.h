@@ -32,6 +32,11 @@ struct TargetDesc {
   // A reduction of fixed shape with fewer work items than this computes fewer outputs per
   // item, down to one, so that a small conv still fills the device; 0: no such rule.
   int64_t fill_threads = 0;
+  // Elements each work item of a kernel without a reduction computes (their loads in flight
+  // together; 0 or 1: one), fewer while the items would number under element_fill (a kernel
+  // of one partial wave is latency-bound: more items, each shorter, finish it sooner).
+  int64_t element_items = 0;
+  int64_t element_fill = 0;
 };
 
 }  // namespace lockstep::kir

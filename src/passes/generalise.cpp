@@ -376,7 +376,7 @@ void reinstantiate(const SymbolicPlan& s, Plan& p, const std::vector<int64_t>& v
     int64_t outputs = out.numel(), last = out.shape.empty() ? 1 : out.shape.back();
     for (const Schedule& t : tile_choices(sc, true))  // as the kernel decides (gpu_printer.cpp)
       if (tile_suits(sc, t, outputs, last)) {
-        sc.threads = outputs / (t.rows * t.cols);
+        sc.threads = work_items(t, outputs);
         sc.shared = shared_bytes(t);
         break;
       }

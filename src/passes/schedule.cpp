@@ -109,8 +109,13 @@ Schedule gpu_schedule(const Plan& p, const Buffer& b, const Expr* red, const Tar
     for (int k = 0; k < 2 && rows * cols > 1; ++k) (cols >= rows ? cols : rows) /= 2;
     if (rows * cols > 1) g.fill_rows = rows, g.fill_cols = cols;
   }
+  if (!red) {  // a fixed shape's elements per item chosen now; a symbolic length's at bind
+    g.per_item = std::max<int64_t>(t.element_items, 1);
+    g.fill = t.element_fill;
+    while (b.dims.empty() && g.per_item > 1 && shape_numel(s) / g.per_item < g.fill) g.per_item /= 2;
+  }
   g.spread_cols = g.cols > 1 && t.spread_cols;
-  g.threads = shape_numel(s) / (g.rows * g.cols);  // at the probe length in a symbolic plan (instantiate sets it)
+  g.threads = work_items(g, shape_numel(s));  // at the probe length in a symbolic plan (instantiate sets it)
   g.unroll = g.cols > 1 ? t.unroll : 0;
   if (red) stage_operand(b, *red, g, t);
   return g;

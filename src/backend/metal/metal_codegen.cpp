@@ -18,6 +18,7 @@ const kir::TargetDesc& target_desc() {
     t.thread_cols = 4;
     t.spread_cols = true;  // a SIMD group's loads of an input row coalesce
     t.unroll = 16;
+    t.element_items = 4;  // loads a work item has in flight
     return t;
   }();
   return d;

@@ -129,15 +129,18 @@ TEST(MetalConformance, EverySupportedCasePassesButThoseNeedingF64) {
     if (r.status == CaseResult::Unsupported) unsupported.insert(r.name);
   for (const std::string t : {"metal", "metal-sim"}) {
     if (!testing::cannot_run(t).empty()) continue;
-    std::vector<CaseResult> results = run_conformance(LOCKSTEP_TEST_DATA "/onnx-node", t);
-    std::cout << "conformance on " << t << ":\n";
+    size_t sample = testing::conformance_sample();
+    std::vector<CaseResult> results = run_conformance(LOCKSTEP_TEST_DATA "/onnx-node", t, "", sample);
+    std::cout << "conformance on " << t << (sample > 1 ? " (a sample: LOCKSTEP_SWEEP=full runs all)" : "") << ":\n";
     print_scoreboard(std::cout, results);
-    ASSERT_GE(results.size(), 300u);
-    size_t passed = 0;
+    ASSERT_GE(results.size(), 300u / sample);
+    size_t passed = 0, refused = 0;
     for (const CaseResult& r : results) {
       if (unsupported.count(r.name)) {
         EXPECT_EQ(r.status, CaseResult::Unsupported) << t << " " << r.name << ": " << r.detail;
+        ++refused;
       } else if (f64.count(r.name)) {
+        ++refused;
         EXPECT_EQ(r.status, CaseResult::Failed) << t << " " << r.name;
         EXPECT_NE(r.detail.find("f64, which target '" + t + "' does not have"), std::string::npos) << r.name << ": " << r.detail;
       } else {
@@ -145,7 +148,8 @@ TEST(MetalConformance, EverySupportedCasePassesButThoseNeedingF64) {
         ++passed;
       }
     }
-    EXPECT_EQ(passed + f64.size() + unsupported.size(), results.size()) << t;
+    EXPECT_EQ(passed + refused, results.size()) << t;
+    EXPECT_GE(passed, 300u / sample) << t;
   }
 }
 

@@ -55,6 +55,14 @@ inline std::string cannot_run(const std::string& target) {
   return known[target] = t ? unavailable_reason(*t) : "target '" + target + "' is not registered";
 }
 
+// Every Nth conformance case (and each bringing an op no earlier one had) on a compiled
+// target: building ~340 cases' kernels is most of CI's time with a cold cache. The full set
+// with LOCKSTEP_SWEEP=full (tools/gpu-check.sh sets it on the GPU machine).
+inline size_t conformance_sample() {
+  const char* sweep = std::getenv("LOCKSTEP_SWEEP");
+  return sweep && std::string(sweep) == "full" ? 1 : 3;
+}
+
 // Every registered target that compiles (all but the reference), from the registry: the
 // parameters of the per-target suites.
 inline std::vector<std::string> compiled_targets() {

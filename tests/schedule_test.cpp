@@ -142,12 +142,13 @@ TEST(Schedule, GpuColumnsOverALengthThatIsTheirMultipleAtEveryLength) {
   EXPECT_EQ(scheduled(symbolic_conv_like(1, 2), cuda_4x4()).cols, 1);
   Schedule s = scheduled(symbolic_conv_like(8, 4), cuda_4x4());
   EXPECT_EQ(s.rows, 4);
-  EXPECT_EQ(s.fill, cuda::target_desc().fill_threads);
+  EXPECT_EQ(s.fill, cuda::target_desc().symbolic_fill_threads);
   EXPECT_EQ(s.fill_rows * s.fill_cols, 4);  // and a quarter tile before one output per item
   EXPECT_EQ(tile_choices(s, true).size(), 3u);
-  EXPECT_TRUE(tile_suits(s, tile_choices(s, true)[0], 1 << 20, 1 << 16));  // 2^16 items of 16
-  EXPECT_FALSE(tile_suits(s, tile_choices(s, true)[0], 1 << 19, 1 << 15));
-  EXPECT_TRUE(tile_suits(s, tile_choices(s, true)[1], 1 << 19, 1 << 15));  // 2^17 items of 4
+  int64_t f = s.fill;
+  EXPECT_TRUE(tile_suits(s, tile_choices(s, true)[0], f * 16, 1 << 16));  // f items of 16
+  EXPECT_FALSE(tile_suits(s, tile_choices(s, true)[0], f * 16 - 16, 1 << 15));
+  EXPECT_TRUE(tile_suits(s, tile_choices(s, true)[1], f * 16 - 16, 1 << 15));  // 4f - 4 items of 4
   EXPECT_EQ(scheduled(conv_like(16, 4096), cuda::target_desc()).fill, 0);  // fixed: decided now
 }
 

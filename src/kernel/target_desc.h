@@ -32,6 +32,10 @@ struct TargetDesc {
   // A reduction of fixed shape with fewer work items than this computes fewer outputs per
   // item, down to one, so that a small conv still fills the device; 0: no such rule.
   int64_t fill_threads = 0;
+  // The same rule for a reduction over a symbolic length, chosen at run time among its three
+  // tiles (not every halving): a quarter tile with staged weights beats one output per item down
+  // to fewer work items than a fixed shape's next halving would; 0: fill_threads.
+  int64_t symbolic_fill_threads = 0;
   // Elements each work item of a kernel without a reduction computes (their loads in flight
   // together; 0 or 1: one), fewer while the items would number under element_fill (a kernel
   // of one partial wave is latency-bound: more items, each shorter, finish it sooner).

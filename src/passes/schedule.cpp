@@ -104,7 +104,7 @@ Schedule gpu_schedule(const Plan& p, const Buffer& b, const Expr* red, const Tar
   while (b.dims.empty() && shape_numel(s) / (g.rows * g.cols) < t.fill_threads && g.rows * g.cols > 1)
     (g.cols >= g.rows ? g.cols : g.rows) /= 2;
   if (!b.dims.empty() && g.rows * g.cols > 1 && t.fill_threads > 0) {
-    g.fill = t.fill_threads;
+    g.fill = t.symbolic_fill_threads > 0 ? t.symbolic_fill_threads : t.fill_threads;
     int64_t rows = g.rows, cols = g.cols;  // a quarter of the tile, halved as above
     for (int k = 0; k < 2 && rows * cols > 1; ++k) (cols >= rows ? cols : rows) /= 2;
     if (rows * cols > 1) g.fill_rows = rows, g.fill_cols = cols;

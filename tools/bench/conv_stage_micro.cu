@@ -1,0 +1,237 @@
+// Microbenchmark for the next conv step (docs/perf.md): decoder128's stage-2 conv
+// /dec/resblocks.5/convs1.0 (32 -> 32 channels, 11 taps, pad 5, 65536 columns) as lockstep
+// prints it today (a pad kernel, then the conv reading the padded copy, weights staged), against
+// a hand-written form that stages each group's input window in shared memory with the pad
+// applied while copying. Both sum every output in the same order (ci outer, tap inner, fmaf),
+// so the outputs must be the same bytes; the program says whether they are.
+// Build and run on a machine with nvcc: nvcc -O3 -arch=sm_90 conv_stage_micro.cu && ./a.out
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(x)                                                                   \
+  do {                                                                             \
+    cudaError_t e = (x);                                                           \
+    if (e != cudaSuccess) {                                                        \
+      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));      \
+      std::exit(1);                                                                \
+    }                                                                              \
+  } while (0)
+
+constexpr int C = 32, K = 11, P = 5, L = 65536, LP = L + 2 * P;
+
+// lockstep's pad kernel (four elements per work item), as printed for k349.
+__global__ void __launch_bounds__(256, 3) pad(float* __restrict__ out, const float* __restrict__ x) {
+  const int64_t n = int64_t{C} * LP, step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < n; i0 += 4 * step) {
+    float e[4];
+    if (i0 + 3 * step < n) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        int64_t i = i0 + u * step, c = (uint32_t)i / (uint32_t)LP, t = (uint32_t)i % (uint32_t)LP;
+        e[u] = (t - P >= 0 && t - P < L) ? x[c * L + t - P] : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) out[i0 + u * step] = e[u];
+    } else {
+      for (int u = 0; u < 4; ++u) {
+        int64_t i = i0 + u * step;
+        if (i >= n) break;
+        int64_t c = (uint32_t)i / (uint32_t)LP, t = (uint32_t)i % (uint32_t)LP;
+        out[i] = (t - P >= 0 && t - P < L) ? x[c * L + t - P] : 0.0f;
+      }
+    }
+  }
+}
+
+// lockstep's conv, as printed for k350: 8 rows x 4 columns a quarter row apart, weights staged.
+__global__ void __launch_bounds__(256, 3) conv_now(float* __restrict__ y, const float* __restrict__ w,
+                                                   const float* __restrict__ xp, const float* __restrict__ bias) {
+  extern __shared__ __align__(16) unsigned char sh[];
+  float* const ws = (float*)sh;
+  const int64_t n = 65536;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t vb = (uint32_t)i / 16384u % 4u, vl = (uint32_t)i % 16384u;
+    __syncthreads();
+    for (int e = threadIdx.x; e < 8 * K * C; e += blockDim.x) {
+      int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
+      ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
+    }
+    __syncthreads();
+    float acc[32];
+    for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
+    for (int64_t ci = 0; ci < C; ++ci)
+#pragma unroll
+      for (int64_t k = 0; k < K; ++k)
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+#pragma unroll
+          for (int l = 0; l < 4; ++l)
+            acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], xp[ci * LP + l * 16384 + vl + k], acc[c * 4 + l]);
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+#pragma unroll
+      for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
+  }
+}
+
+// The same sums with the group's input window staged: for CI input channels at a time, each of
+// the 4 column runs of 256 + K - 1 inputs, padded while copied (no pad kernel).
+template <int CI>
+__global__ void __launch_bounds__(256, 2) conv_staged(float* __restrict__ y, const float* __restrict__ w,
+                                                      const float* __restrict__ x, const float* __restrict__ bias) {
+  extern __shared__ __align__(16) unsigned char sh[];
+  float* const ws = (float*)sh;                  // [ci][k][row]
+  float* const xs = ws + 8 * K * C;              // [ci of the chunk][l][256 + K - 1]
+  constexpr int W = 256 + K - 1;
+  const int64_t i0 = (int64_t)blockIdx.x * blockDim.x, i = i0 + threadIdx.x;
+  const int64_t vb = (uint32_t)i0 / 16384u % 4u, vl0 = (uint32_t)i0 % 16384u, vl = vl0 + threadIdx.x;
+  for (int e = threadIdx.x; e < 8 * K * C; e += blockDim.x) {
+    int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
+    ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
+  }
+  float acc[32];
+  for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
+  for (int c0 = 0; c0 < C; c0 += CI) {
+    __syncthreads();
+    for (int e = threadIdx.x; e < CI * 4 * W; e += blockDim.x) {
+      int t = e % W, l = e / W % 4, ci = e / W / 4;
+      int64_t col = l * 16384 + vl0 + t - P;
+      xs[e] = (col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
+    }
+    __syncthreads();
+    for (int ci = 0; ci < CI; ++ci)
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+#pragma unroll
+          for (int l = 0; l < 4; ++l)
+            acc[c * 4 + l] = fmaf(ws[(k + (c0 + ci) * K) * 8 + c], xs[(ci * 4 + l) * W + threadIdx.x + k], acc[c * 4 + l]);
+  }
+  if (i >= 65536) return;
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+#pragma unroll
+    for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
+}
+
+// Adjacent columns instead: a group covers 1024 consecutive columns of a block of 8 rows, a
+// work item 4 of them; per input channel it reads its 4 + K - 1 inputs from the staged window
+// into registers once (each serves up to 4 taps) and each tap's 8 weights as two float4.
+template <int CI>
+__global__ void __launch_bounds__(256, 2) conv_regs(float* __restrict__ y, const float* __restrict__ w,
+                                                   const float* __restrict__ x, const float* __restrict__ bias) {
+  extern __shared__ __align__(16) unsigned char sh[];
+  float* const ws = (float*)sh;      // [ci][k][row]
+  float* const xs = ws + 8 * K * C;  // [ci of the chunk][1024 + 16]: the window, padded to a multiple of 4
+  constexpr int W = 1024 + 16;
+  const int vb = blockIdx.x / 64, col0 = blockIdx.x % 64 * 1024, t = threadIdx.x;
+  for (int e = t; e < 8 * K * C; e += blockDim.x) {
+    int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
+    ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
+  }
+  float acc[32];
+  for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
+  for (int c0 = 0; c0 < C; c0 += CI) {
+    __syncthreads();
+    for (int e = t; e < CI * W; e += blockDim.x) {
+      int i = e % W, ci = e / W;
+      int col = col0 + i - P;
+      xs[e] = (i < 1024 + K - 1 && col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
+    }
+    __syncthreads();
+    for (int ci = 0; ci < CI; ++ci) {
+      float xr[16];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float4 v = *(const float4*)&xs[ci * W + t * 4 + q * 4];
+        xr[q * 4] = v.x, xr[q * 4 + 1] = v.y, xr[q * 4 + 2] = v.z, xr[q * 4 + 3] = v.w;
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        float4 wa = *(const float4*)&ws[(k + (c0 + ci) * K) * 8], wb = *(const float4*)&ws[(k + (c0 + ci) * K) * 8 + 4];
+        float wr[8] = {wa.x, wa.y, wa.z, wa.w, wb.x, wb.y, wb.z, wb.w};
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+#pragma unroll
+          for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(wr[c], xr[l + k], acc[c * 4 + l]);
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    float bb = bias[vb * 8 + c];
+    float4 o = {acc[c * 4] + bb, acc[c * 4 + 1] + bb, acc[c * 4 + 2] + bb, acc[c * 4 + 3] + bb};
+    *(float4*)&y[(vb * 8 + c) * L + col0 + t * 4] = o;
+  }
+}
+
+template <class F>
+float time_us(F f, int reps = 200) {
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  for (int r = 0; r < 10; ++r) f();
+  CHECK(cudaEventRecord(a));
+  for (int r = 0; r < reps; ++r) f();
+  CHECK(cudaEventRecord(b));
+  CHECK(cudaEventSynchronize(b));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, a, b));
+  return ms * 1000 / reps;
+}
+
+int main() {
+  std::vector<float> hx(size_t{C} * L), hw(C * C * K), hb(C);
+  uint32_t s = 12345;
+  auto rnd = [&] { s = s * 1664525u + 1013904223u; return (int)(s >> 9) / float(1 << 23) - 0.5f; };
+  for (float& v : hx) v = rnd();
+  for (float& v : hw) v = rnd() * 0.2f;
+  for (float& v : hb) v = rnd();
+  float *x, *xp, *w, *b, *y1, *y2;
+  CHECK(cudaMalloc(&x, hx.size() * 4));
+  CHECK(cudaMalloc(&xp, size_t{C} * LP * 4));
+  CHECK(cudaMalloc(&w, hw.size() * 4));
+  CHECK(cudaMalloc(&b, hb.size() * 4));
+  CHECK(cudaMalloc(&y1, hx.size() * 4));
+  CHECK(cudaMalloc(&y2, hx.size() * 4));
+  CHECK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
+  const int wbytes = 8 * K * C * 4;
+  int pad_groups = (C * LP / 4 + 255) / 256;
+  float t_pad = time_us([&] { pad<<<pad_groups, 256>>>(xp, x); });
+  float t_now = time_us([&] { conv_now<<<256, 256, wbytes>>>(y1, w, xp, b); });
+  std::vector<float> r1(hx.size()), r2(hx.size());
+  CHECK(cudaMemcpy(r1.data(), y1, r1.size() * 4, cudaMemcpyDeviceToHost));
+  std::printf("now: pad %.1f us + conv %.1f us = %.1f us\n", t_pad, t_now, t_pad + t_now);
+  auto staged = [&](auto kernel, int ci, const char* name) {
+    int bytes = wbytes + ci * 4 * (256 + K - 1) * 4;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CHECK(cudaMemset(y2, 0, r2.size() * 4));
+    float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy(r2.data(), y2, r2.size() * 4, cudaMemcpyDeviceToHost));
+    bool same = std::memcmp(r1.data(), r2.data(), r1.size() * 4) == 0;
+    std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
+  };
+  staged(conv_staged<1>, 1, "staged 1 channel a copy");
+  staged(conv_staged<4>, 4, "staged 4 channels a copy");
+  staged(conv_staged<8>, 8, "staged 8 channels a copy");
+  auto regs = [&](auto kernel, int ci, const char* name) {
+    int bytes = wbytes + ci * (1024 + 16) * 4;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CHECK(cudaMemset(y2, 0, r2.size() * 4));
+    float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy(r2.data(), y2, r2.size() * 4, cudaMemcpyDeviceToHost));
+    bool same = std::memcmp(r1.data(), r2.data(), r1.size() * 4) == 0;
+    std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
+  };
+  regs(conv_regs<2>, 2, "adjacent columns, inputs in registers, 2 channels a copy");
+  regs(conv_regs<8>, 8, "adjacent columns, inputs in registers, 8 channels a copy");
+  return 0;
+}

@@ -32,10 +32,8 @@ const std::set<std::string> kExpectedUnsupported = {
 };
 
 void expect_all_supported_pass(const std::string& target, size_t sample = 1) {
-  auto results = run_conformance(LOCKSTEP_TEST_DATA "/onnx-node", target, "", sample);
-  std::cout << "conformance on " << target << (sample > 1 ? " (a sample: LOCKSTEP_SWEEP=full runs all)" : "") << ":\n";
-  print_scoreboard(std::cout, results);
-  ASSERT_GE(results.size(), sample > 1 ? 300u / sample : 300u);
+  std::vector<CaseResult> results = testing::conformance_on(target, sample);
+  ASSERT_GE(results.size(), 300u / sample);
   for (const CaseResult& r : results) {
     if (kExpectedUnsupported.count(r.name)) {
       EXPECT_EQ(r.status, CaseResult::Unsupported) << target << " " << r.name << ": " << r.detail;

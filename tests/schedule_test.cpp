@@ -229,6 +229,7 @@ TEST(Schedule, GpuElementwiseItemsTakeSeveralElementsWhileTheDeviceStaysFull) {
   t.element_fill = 600 / 2;  // a quarter as many items as elements would be too few; half is not
   EXPECT_EQ(scheduled(elementwise(), t).per_item, 2);
   EXPECT_EQ(scheduled(elementwise(), t).threads, 300);
+  EXPECT_EQ(scheduled(elementwise(), t).fill, 0) << "a fixed shape's count is decided now";
   EXPECT_EQ(scheduled(conv_like(16, 1024), t).per_item, 1) << "a reduction's items take tiles instead";
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/error.h"
 #include "passes/pipeline.h"
 #include "runtime/target.h"
+#include "verify/conformance.h"
 
 namespace lockstep::testing {
 
@@ -61,6 +63,15 @@ inline std::string cannot_run(const std::string& target) {
 inline size_t conformance_sample() {
   const char* sweep = std::getenv("LOCKSTEP_SWEEP");
   return sweep && std::string(sweep) == "full" ? 1 : 3;
+}
+
+// ONNX's conformance cases on `target` (every `sample`th as run_conformance takes it), with
+// their scoreboard printed.
+inline std::vector<CaseResult> conformance_on(const std::string& target, size_t sample) {
+  std::vector<CaseResult> results = run_conformance(LOCKSTEP_TEST_DATA "/onnx-node", target, "", sample);
+  std::cout << "conformance on " << target << (sample > 1 ? " (a sample: LOCKSTEP_SWEEP=full runs all)" : "") << ":\n";
+  print_scoreboard(std::cout, results);
+  return results;
 }
 
 // Every registered target that compiles (all but the reference), from the registry: the

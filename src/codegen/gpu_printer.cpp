@@ -124,13 +124,13 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
   src += "  const int64_t n = " + n + ";\n";
   Narrow narrow = !fixed ? Narrow::AtRunTime : items <= kMax32 ? Narrow::Yes : Narrow::No;
   if (narrow == Narrow::AtRunTime) src += "  const bool n32 = n <= " + std::to_string(kMax32) + g_.int_suffix + ";\n";
+  if (!red) return src + elements(p, k, narrow) + "}\n";
   // A kernel that copies two row blocks between barriers runs whole groups round its loop
   // (those past the end only help copy); the rest stop at the end.
   bool whole = std::any_of(tiles.begin(), tiles.end(), [](const Schedule& t) { return t.stage >= 0 && t.stage_slots > 1; });
   std::string group = "(int64_t)" + g_.group_index + " * " + g_.group_size, step = "(int64_t)" + g_.group_count + " * " + g_.group_size;
   std::string loop = whole ? "  for (int64_t i0 = " + group + "; i0 < n; i0 += " + step + ") {\n    const int64_t i = i0 + " + g_.thread_index + ";\n"
                            : "  for (int64_t i = " + group + " + " + g_.thread_index + "; i < n; i += " + step + ") {\n";
-  if (!red) return src + elements(p, k, narrow) + "}\n";
   src += loop;
   std::vector<std::string> bodies;
   for (const Schedule& t : tiles) bodies.push_back(tile_body(p, k, t, *red, narrow, whole));

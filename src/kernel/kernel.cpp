@@ -67,10 +67,14 @@ std::vector<Schedule> tile_choices(const Schedule& s, bool symbolic) {
   return tiles;
 }
 
-int64_t work_items(const Schedule& t, int64_t outputs) {
+int64_t elements_per_item(const Schedule& t, int64_t outputs) {
   int64_t per = t.per_item;
   while (per > 1 && outputs / per < t.fill) per /= 2;
-  per *= t.rows * t.cols;
+  return per;
+}
+
+int64_t work_items(const Schedule& t, int64_t outputs) {
+  int64_t per = elements_per_item(t, outputs) * t.rows * t.cols;
   return (outputs + per - 1) / per;
 }
 

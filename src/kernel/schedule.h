@@ -38,9 +38,10 @@ struct Schedule {
   int64_t per_item = 1;
   // GPU: the innermost reduction loop is unrolled when it runs at most this many times (0: never).
   int64_t unroll = 0;
-  // GPU, a reduction over a symbolic length: at a length with fewer than this many work items
-  // of rows x cols, a work item computes fewer outputs (the kernel holds every tile of
-  // tile_choices and picks at run time; the same bits either way); 0: never.
+  // GPU, a kernel over a symbolic length: at a length with fewer than this many work items
+  // of rows x cols, a work item of a reduction computes fewer outputs (the kernel holds every
+  // tile of tile_choices and picks at run time; the same bits either way), one of an
+  // elementwise kernel fewer elements (per_item); 0: never.
   int64_t fill = 0;
   // ... first a smaller tile of fill_rows x fill_cols (0: none), then one output per item.
   int64_t fill_rows = 0;
@@ -69,8 +70,10 @@ std::string describe(const Schedule& s);
 // tile suits a length where its work items number at least `fill` and, if it stages, a row
 // block holds a group of them. A fixed-shape kernel, or one with a single tile, holds {s}.
 std::vector<Schedule> tile_choices(const Schedule& s, bool symbolic);
+// t.per_item halved, down to one, while `outputs` would take fewer than t.fill work items.
+int64_t elements_per_item(const Schedule& t, int64_t outputs);
 // Work items tile t launches for `outputs` outputs (the last takes fewer where they do not
-// divide), with per_item halved while they number under t.fill.
+// divide), with elements_per_item elements each.
 int64_t work_items(const Schedule& t, int64_t outputs);
 // Bytes of shared memory tile t's groups use.
 int64_t shared_bytes(const Schedule& t);

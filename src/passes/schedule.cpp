@@ -112,7 +112,7 @@ Schedule gpu_schedule(const Plan& p, const Buffer& b, const Expr* red, const Tar
   if (!red) {  // a fixed shape's elements per item chosen now; a symbolic length's at bind
     g.per_item = std::max<int64_t>(t.element_items, 1);
     g.fill = t.element_fill;
-    while (b.dims.empty() && g.per_item > 1 && shape_numel(s) / g.per_item < g.fill) g.per_item /= 2;
+    if (b.dims.empty()) g.per_item = elements_per_item(g, shape_numel(s)), g.fill = 0;
   }
   g.spread_cols = g.cols > 1 && t.spread_cols;
   g.threads = work_items(g, shape_numel(s));  // at the probe length in a symbolic plan (instantiate sets it)

@@ -118,6 +118,39 @@ __global__ void __launch_bounds__(256, 2) conv_staged(float* __restrict__ y, con
     for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
 }
 
+// One chunk's sums of the adjacent-column forms: per input channel, the item's 4 + K - 1
+// window inputs read from shared memory into registers once, each tap's 8 weights as float4.
+// The item's 8 x 4 adjacent outputs from column `col`, bias added, as float4 stores.
+__device__ __forceinline__ void store_adjacent(float* y, const float (&acc)[32], const float* bias, int vb, int col) {
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    float bb = bias[vb * 8 + c];
+    float4 o = {acc[c * 4] + bb, acc[c * 4 + 1] + bb, acc[c * 4 + 2] + bb, acc[c * 4 + 3] + bb};
+    *(float4*)&y[(vb * 8 + c) * L + col] = o;
+  }
+}
+
+template <int CI, int W>
+__device__ __forceinline__ void window_sums(float (&acc)[32], const float* ws, const float* cur, int t, int c0) {
+  for (int ci = 0; ci < CI; ++ci) {
+    float xr[16];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      float4 v = *(const float4*)&cur[ci * W + t * 4 + q * 4];
+      xr[q * 4] = v.x, xr[q * 4 + 1] = v.y, xr[q * 4 + 2] = v.z, xr[q * 4 + 3] = v.w;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      float4 wa = *(const float4*)&ws[(k + (c0 + ci) * K) * 8], wb = *(const float4*)&ws[(k + (c0 + ci) * K) * 8 + 4];
+      float wr[8] = {wa.x, wa.y, wa.z, wa.w, wb.x, wb.y, wb.z, wb.w};
+#pragma unroll
+      for (int c = 0; c < 8; ++c)
+#pragma unroll
+        for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(wr[c], xr[l + k], acc[c * 4 + l]);
+    }
+  }
+}
+
 // Adjacent columns instead: a group covers 1024 consecutive columns of a block of 8 rows, a
 // work item 4 of them; per input channel it reads its 4 + K - 1 inputs from the staged window
 // into registers once (each serves up to 4 taps) and each tap's 8 weights as two float4.
@@ -143,30 +176,9 @@ __global__ void __launch_bounds__(256, 2) conv_regs(float* __restrict__ y, const
       xs[e] = (i < 1024 + K - 1 && col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
     }
     __syncthreads();
-    for (int ci = 0; ci < CI; ++ci) {
-      float xr[16];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float4 v = *(const float4*)&xs[ci * W + t * 4 + q * 4];
-        xr[q * 4] = v.x, xr[q * 4 + 1] = v.y, xr[q * 4 + 2] = v.z, xr[q * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        float4 wa = *(const float4*)&ws[(k + (c0 + ci) * K) * 8], wb = *(const float4*)&ws[(k + (c0 + ci) * K) * 8 + 4];
-        float wr[8] = {wa.x, wa.y, wa.z, wa.w, wb.x, wb.y, wb.z, wb.w};
-#pragma unroll
-        for (int c = 0; c < 8; ++c)
-#pragma unroll
-          for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(wr[c], xr[l + k], acc[c * 4 + l]);
-      }
-    }
+    window_sums<CI, W>(acc, ws, xs, t, c0);
   }
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    float bb = bias[vb * 8 + c];
-    float4 o = {acc[c * 4] + bb, acc[c * 4 + 1] + bb, acc[c * 4 + 2] + bb, acc[c * 4 + 3] + bb};
-    *(float4*)&y[(vb * 8 + c) * L + col0 + t * 4] = o;
-  }
+  store_adjacent(y, acc, bias, vb, col0 + t * 4);
 }
 
 // conv_regs with the copy overlapped: the next chunk's window is loaded into registers before
@@ -203,33 +215,11 @@ __global__ void __launch_bounds__(256, 2) conv_pipe(float* __restrict__ y, const
   __syncthreads();
   for (int c0 = 0, b = 0; c0 < C; c0 += CI, b ^= 1) {
     if (c0 + CI < C) load(c0 + CI);
-    const float* cur = xs + b * CI * W;
-    for (int ci = 0; ci < CI; ++ci) {
-      float xr[16];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float4 v = *(const float4*)&cur[ci * W + t * 4 + q * 4];
-        xr[q * 4] = v.x, xr[q * 4 + 1] = v.y, xr[q * 4 + 2] = v.z, xr[q * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        float4 wa = *(const float4*)&ws[(k + (c0 + ci) * K) * 8], wb = *(const float4*)&ws[(k + (c0 + ci) * K) * 8 + 4];
-        float wr[8] = {wa.x, wa.y, wa.z, wa.w, wb.x, wb.y, wb.z, wb.w};
-#pragma unroll
-        for (int c = 0; c < 8; ++c)
-#pragma unroll
-          for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(wr[c], xr[l + k], acc[c * 4 + l]);
-      }
-    }
+    window_sums<CI, W>(acc, ws, xs + b * CI * W, t, c0);
     if (c0 + CI < C) store(xs + (b ^ 1) * CI * W);
     __syncthreads();
   }
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    float bb = bias[vb * 8 + c];
-    float4 o = {acc[c * 4] + bb, acc[c * 4 + 1] + bb, acc[c * 4 + 2] + bb, acc[c * 4 + 3] + bb};
-    *(float4*)&y[(vb * 8 + c) * L + col0 + t * 4] = o;
-  }
+  store_adjacent(y, acc, bias, vb, col0 + t * 4);
 }
 
 template <class F>
@@ -271,8 +261,8 @@ int main() {
   std::vector<float> r1(hx.size()), r2(hx.size());
   CHECK(cudaMemcpy(r1.data(), y1, r1.size() * 4, cudaMemcpyDeviceToHost));
   std::printf("now: pad %.1f us + conv %.1f us = %.1f us\n", t_pad, t_now, t_pad + t_now);
-  auto staged = [&](auto kernel, int ci, const char* name) {
-    int bytes = wbytes + ci * 4 * (256 + K - 1) * 4;
+  // Times `kernel` with `bytes` of dynamic shared memory and compares its output with today's.
+  auto measure = [&](auto kernel, int bytes, const char* name) {
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     CHECK(cudaMemset(y2, 0, r2.size() * 4));
     float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
@@ -281,33 +271,14 @@ int main() {
     bool same = std::memcmp(r1.data(), r2.data(), r1.size() * 4) == 0;
     std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
   };
-  staged(conv_staged<1>, 1, "staged 1 channel a copy");
-  staged(conv_staged<4>, 4, "staged 4 channels a copy");
-  staged(conv_staged<8>, 8, "staged 8 channels a copy");
-  auto regs = [&](auto kernel, int ci, const char* name) {
-    int bytes = wbytes + ci * (1024 + 16) * 4;
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    CHECK(cudaMemset(y2, 0, r2.size() * 4));
-    float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
-    CHECK(cudaGetLastError());
-    CHECK(cudaMemcpy(r2.data(), y2, r2.size() * 4, cudaMemcpyDeviceToHost));
-    bool same = std::memcmp(r1.data(), r2.data(), r1.size() * 4) == 0;
-    std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
-  };
-  regs(conv_regs<2>, 2, "adjacent columns, inputs in registers, 2 channels a copy");
-  regs(conv_regs<8>, 8, "adjacent columns, inputs in registers, 8 channels a copy");
-  auto pipe = [&](auto kernel, int ci, const char* name) {
-    int bytes = wbytes + 2 * ci * (1024 + 16) * 4;
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    CHECK(cudaMemset(y2, 0, r2.size() * 4));
-    float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
-    CHECK(cudaGetLastError());
-    CHECK(cudaMemcpy(r2.data(), y2, r2.size() * 4, cudaMemcpyDeviceToHost));
-    bool same = std::memcmp(r1.data(), r2.data(), r1.size() * 4) == 0;
-    std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
-  };
-  pipe(conv_pipe<1>, 1, "the same, next window loaded during the sums, 1 channel a chunk");
-  pipe(conv_pipe<2>, 2, "the same, next window loaded during the sums, 2 channels a chunk");
-  pipe(conv_pipe<4>, 4, "the same, next window loaded during the sums, 4 channels a chunk");
+  const int run = 256 + K - 1, window = 1024 + 16;  // the staged forms' floats per channel and column run
+  measure(conv_staged<1>, wbytes + 1 * 4 * run * 4, "staged 1 channel a copy");
+  measure(conv_staged<4>, wbytes + 4 * 4 * run * 4, "staged 4 channels a copy");
+  measure(conv_staged<8>, wbytes + 8 * 4 * run * 4, "staged 8 channels a copy");
+  measure(conv_regs<2>, wbytes + 2 * window * 4, "adjacent columns, inputs in registers, 2 channels a copy");
+  measure(conv_regs<8>, wbytes + 8 * window * 4, "adjacent columns, inputs in registers, 8 channels a copy");
+  measure(conv_pipe<1>, wbytes + 2 * 1 * window * 4, "the same, next window loaded during the sums, 1 channel a chunk");
+  measure(conv_pipe<2>, wbytes + 2 * 2 * window * 4, "the same, next window loaded during the sums, 2 channels a chunk");
+  measure(conv_pipe<4>, wbytes + 2 * 4 * window * 4, "the same, next window loaded during the sums, 4 channels a chunk");
   return 0;
 }

@@ -46,6 +46,14 @@ __global__ void __launch_bounds__(256, 3) pad(float* __restrict__ out, const flo
   }
 }
 
+// The group's copy of its 8 rows' weights, [ci][k][row], as lockstep stages them.
+__device__ __forceinline__ void stage_weights(float* ws, const float* w, int64_t vb) {
+  for (int e = threadIdx.x; e < 8 * K * C; e += blockDim.x) {
+    int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
+    ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
+  }
+}
+
 // lockstep's conv, as printed for k350: 8 rows x 4 columns a quarter row apart, weights staged.
 __global__ void __launch_bounds__(256, 3) conv_now(float* __restrict__ y, const float* __restrict__ w,
                                                    const float* __restrict__ xp, const float* __restrict__ bias) {
@@ -55,10 +63,7 @@ __global__ void __launch_bounds__(256, 3) conv_now(float* __restrict__ y, const 
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t vb = (uint32_t)i / 16384u % 4u, vl = (uint32_t)i % 16384u;
     __syncthreads();
-    for (int e = threadIdx.x; e < 8 * K * C; e += blockDim.x) {
-      int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
-      ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
-    }
+    stage_weights(ws, w, vb);
     __syncthreads();
     float acc[32];
     for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
@@ -88,10 +93,7 @@ __global__ void __launch_bounds__(256, 2) conv_staged(float* __restrict__ y, con
   constexpr int W = 256 + K - 1;
   const int64_t i0 = (int64_t)blockIdx.x * blockDim.x, i = i0 + threadIdx.x;
   const int64_t vb = (uint32_t)i0 / 16384u % 4u, vl0 = (uint32_t)i0 % 16384u, vl = vl0 + threadIdx.x;
-  for (int e = threadIdx.x; e < 8 * K * C; e += blockDim.x) {
-    int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
-    ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
-  }
+  stage_weights(ws, w, vb);
   float acc[32];
   for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
   for (int c0 = 0; c0 < C; c0 += CI) {
@@ -162,10 +164,7 @@ __global__ void __launch_bounds__(256, 2) conv_regs(float* __restrict__ y, const
   float* const xs = ws + 8 * K * C;  // [ci of the chunk][1024 + 16]: the window, padded to a multiple of 4
   constexpr int W = 1024 + 16;
   const int vb = blockIdx.x / 64, col0 = blockIdx.x % 64 * 1024, t = threadIdx.x;
-  for (int e = t; e < 8 * K * C; e += blockDim.x) {
-    int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
-    ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
-  }
+  stage_weights(ws, w, vb);
   float acc[32];
   for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
   for (int c0 = 0; c0 < C; c0 += CI) {
@@ -191,10 +190,7 @@ __global__ void __launch_bounds__(256, 2) conv_pipe(float* __restrict__ y, const
   constexpr int W = 1024 + 16, PER = (CI * W + 255) / 256;  // window elements each thread copies
   float* const xs = ws + 8 * K * C;  // two buffers of [CI][W]
   const int vb = blockIdx.x / 64, col0 = blockIdx.x % 64 * 1024, t = threadIdx.x;
-  for (int e = t; e < 8 * K * C; e += blockDim.x) {
-    int c = e % 8, k = e / 8 % K, ci = e / 8 / K % C;
-    ws[e] = w[(vb * 8 + c) * C * K + ci * K + k];
-  }
+  stage_weights(ws, w, vb);
   float next[PER];
   auto load = [&](int c0) {
 #pragma unroll

@@ -34,8 +34,18 @@ TEST(Bench, ReportsEveryRunAndTheBytesOfAnInProcessRun) {
   // One entry per kernel of the program, each with its ONNX nodes; three listed.
   auto p = compile(g, "cpu");
   p->prepare(vits::seed_inputs(g, 1024));
-  ASSERT_EQ(j["kernels"].size(), p->profile(vits::seed_inputs(g, 1024)).size());
-  for (const auto& k : j["kernels"]) EXPECT_FALSE(k["nodes"].empty());
+  std::vector<Program::KernelTime> launched = p->profile(vits::seed_inputs(g, 1024));
+  ASSERT_EQ(j["kernels"].size(), launched.size());
+  std::vector<bool> seen(launched.size());
+  for (const auto& k : j["kernels"]) {
+    EXPECT_FALSE(k["nodes"].empty());
+    // `launch` is the kernel's place in the launch order (what a profiler's IDs count).
+    size_t at = k["launch"].get<size_t>();
+    ASSERT_LT(at, launched.size());
+    EXPECT_EQ(k["kernel"], launched[at].kernel);
+    EXPECT_FALSE(seen[at]);
+    seen[at] = true;
+  }
   EXPECT_NE(r.out.find("kernels (one profiled run): " + std::to_string(j["kernels"].size()) + " kernels"), std::string::npos);
 }
 

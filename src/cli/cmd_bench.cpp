@@ -91,7 +91,8 @@ nlohmann::json print_kernels(const std::vector<Program::KernelTime>& times, int 
   nlohmann::json j = nlohmann::json::array();
   for (size_t r = 0; r < order.size(); ++r) {
     const auto& t = times[order[r]];
-    j.push_back({{"kernel", t.kernel}, {"nodes", t.nodes}, {"ms", t.ms}, {"kind", t.kind}, {"flops", t.flops}, {"bytes", t.bytes}});
+    j.push_back({{"kernel", t.kernel}, {"launch", order[r]}, {"nodes", t.nodes}, {"ms", t.ms}, {"kind", t.kind}, {"flops", t.flops},
+                 {"bytes", t.bytes}});
     if (static_cast<int>(r) >= top) continue;
     std::string name = t.kernel + std::string(t.kernel.size() < 6 ? 6 - t.kernel.size() : 0, ' ');
     std::cout << "  " << fmt("%-9.3f", t.ms) << " " << fmt("%5.1f%%", total > 0 ? 100 * t.ms / total : 0) << "  " << name

@@ -1,10 +1,11 @@
 // Microbenchmark for the next conv step (docs/perf.md): decoder128's stage-2 conv
 // /dec/resblocks.5/convs1.0 (32 -> 32 channels, 11 taps, pad 5, 65536 columns) as lockstep
 // prints it today (a pad kernel, then the conv reading the padded copy, weights staged), against
-// a hand-written form that stages each group's input window in shared memory with the pad
-// applied while copying. Both sum every output in the same order (ci outer, tap inner, fmaf),
-// so the outputs must be the same bytes; the program says whether they are.
-// Build and run on a machine with nvcc: nvcc -O3 -arch=sm_90 conv_stage_micro.cu && ./a.out
+// hand-written forms without the pad kernel: the pad (with or without a LeakyRelu) read inside
+// the conv per term, and the group's input window staged in shared memory with the pad applied
+// while copying. All sum every output in the same order (ci outer, tap inner, fmaf), so the
+// outputs must be the same bytes; the program says whether they are.
+// Build and run on a machine with nvcc: nvcc -O3 -fmad=false -arch=sm_90 conv_stage_micro.cu && ./a.out
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +23,13 @@
 
 constexpr int C = 32, K = 11, P = 5, L = 65536, LP = L + 2 * P;
 
-// lockstep's pad kernel (four elements per work item), as printed for k349.
+// LeakyRelu(0.1) as lockstep prints it, or nothing.
+template <bool LEAKY>
+__device__ __forceinline__ float act(float v) { return LEAKY ? (v < 0.0f ? v * 0x1.99999ap-4f : v) : v; }
+
+// lockstep's pad kernel (four elements per work item), as printed for k349; LEAKY: with the
+// LeakyRelu before it fused in, as 65 of the decoder's 94 pads are.
+template <bool LEAKY>
 __global__ void __launch_bounds__(256, 3) pad(float* __restrict__ out, const float* __restrict__ x) {
   const int64_t n = int64_t{C} * LP, step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < n; i0 += 4 * step) {
@@ -31,7 +38,7 @@ __global__ void __launch_bounds__(256, 3) pad(float* __restrict__ out, const flo
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         int64_t i = i0 + u * step, c = (uint32_t)i / (uint32_t)LP, t = (uint32_t)i % (uint32_t)LP;
-        e[u] = (t - P >= 0 && t - P < L) ? x[c * L + t - P] : 0.0f;
+        e[u] = (t - P >= 0 && t - P < L) ? act<LEAKY>(x[c * L + t - P]) : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < 4; ++u) out[i0 + u * step] = e[u];
@@ -40,7 +47,7 @@ __global__ void __launch_bounds__(256, 3) pad(float* __restrict__ out, const flo
         int64_t i = i0 + u * step;
         if (i >= n) break;
         int64_t c = (uint32_t)i / (uint32_t)LP, t = (uint32_t)i % (uint32_t)LP;
-        out[i] = (t - P >= 0 && t - P < L) ? x[c * L + t - P] : 0.0f;
+        out[i] = (t - P >= 0 && t - P < L) ? act<LEAKY>(x[c * L + t - P]) : 0.0f;
       }
     }
   }
@@ -75,6 +82,52 @@ __global__ void __launch_bounds__(256, 3) conv_now(float* __restrict__ y, const 
 #pragma unroll
           for (int l = 0; l < 4; ++l)
             acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], xp[ci * LP + l * 16384 + vl + k], acc[c * 4 + l]);
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+#pragma unroll
+      for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
+  }
+}
+
+// The pad read inside the conv: each term loads the unpadded input under the pad's bounds
+// check. FAST: a work item whose columns and taps all lie inside the input takes a copy of the
+// loop without the check (the check is an interval test on an index that grows with the column
+// and the tap, so its two ends decide it).
+template <bool FAST, bool LEAKY>
+__global__ void __launch_bounds__(256, 3) conv_inline(float* __restrict__ y, const float* __restrict__ w,
+                                                      const float* __restrict__ x, const float* __restrict__ bias) {
+  extern __shared__ __align__(16) unsigned char sh[];
+  float* const ws = (float*)sh;
+  const int64_t n = 65536;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t vb = (uint32_t)i / 16384u % 4u, vl = (uint32_t)i % 16384u;
+    __syncthreads();
+    stage_weights(ws, w, vb);
+    __syncthreads();
+    float acc[32];
+    for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
+    const bool inside = FAST && vl - P >= 0 && 3 * 16384 + vl + (K - 1) - P < L;
+    if (inside) {
+      for (int64_t ci = 0; ci < C; ++ci)
+#pragma unroll
+        for (int64_t k = 0; k < K; ++k)
+#pragma unroll
+          for (int c = 0; c < 8; ++c)
+#pragma unroll
+            for (int l = 0; l < 4; ++l)
+              acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], act<LEAKY>(x[ci * L + l * 16384 + vl + k - P]), acc[c * 4 + l]);
+    } else {
+      for (int64_t ci = 0; ci < C; ++ci)
+#pragma unroll
+        for (int64_t k = 0; k < K; ++k)
+#pragma unroll
+          for (int c = 0; c < 8; ++c)
+#pragma unroll
+            for (int l = 0; l < 4; ++l) {
+              const int64_t t = l * 16384 + vl + k - P;
+              acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], (t >= 0 && t < L) ? act<LEAKY>(x[ci * L + t]) : 0.0f, acc[c * 4 + l]);
+            }
+    }
 #pragma unroll
     for (int c = 0; c < 8; ++c)
 #pragma unroll
@@ -252,21 +305,30 @@ int main() {
   CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
   const int wbytes = 8 * K * C * 4;
   int pad_groups = (C * LP / 4 + 255) / 256;
-  float t_pad = time_us([&] { pad<<<pad_groups, 256>>>(xp, x); });
+  float t_pad = time_us([&] { pad<false><<<pad_groups, 256>>>(xp, x); });
   float t_now = time_us([&] { conv_now<<<256, 256, wbytes>>>(y1, w, xp, b); });
-  std::vector<float> r1(hx.size()), r2(hx.size());
+  std::vector<float> r1(hx.size()), r2(hx.size()), r1l(hx.size());
   CHECK(cudaMemcpy(r1.data(), y1, r1.size() * 4, cudaMemcpyDeviceToHost));
   std::printf("now: pad %.1f us + conv %.1f us = %.1f us\n", t_pad, t_now, t_pad + t_now);
-  // Times `kernel` with `bytes` of dynamic shared memory and compares its output with today's.
-  auto measure = [&](auto kernel, int bytes, const char* name) {
+  float t_padl = time_us([&] { pad<true><<<pad_groups, 256>>>(xp, x); });
+  conv_now<<<256, 256, wbytes>>>(y1, w, xp, b);
+  CHECK(cudaMemcpy(r1l.data(), y1, r1l.size() * 4, cudaMemcpyDeviceToHost));
+  std::printf("now, LeakyRelu in the pad: pad %.1f us + conv %.1f us = %.1f us\n", t_padl, t_now, t_padl + t_now);
+  // Times `kernel` with `bytes` of dynamic shared memory and compares its output with `want`.
+  auto measure = [&](auto kernel, int bytes, const char* name, const std::vector<float>& want = {}) {
+    const std::vector<float>& ref = want.empty() ? r1 : want;
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     CHECK(cudaMemset(y2, 0, r2.size() * 4));
     float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(r2.data(), y2, r2.size() * 4, cudaMemcpyDeviceToHost));
-    bool same = std::memcmp(r1.data(), r2.data(), r1.size() * 4) == 0;
+    bool same = std::memcmp(ref.data(), r2.data(), ref.size() * 4) == 0;
     std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
   };
+  measure(conv_inline<false, false>, wbytes, "pad read inside the conv, checked per term (no pad kernel)");
+  measure(conv_inline<true, false>, wbytes, "the same, unchecked where the work item lies inside (no pad kernel)");
+  measure(conv_inline<false, true>, wbytes, "LeakyRelu and pad read inside the conv, checked per term", r1l);
+  measure(conv_inline<true, true>, wbytes, "the same, unchecked where the work item lies inside", r1l);
   const int run = 256 + K - 1, window = 1024 + 16;  // the staged forms' floats per channel and column run
   measure(conv_staged<1>, wbytes + 1 * 4 * run * 4, "staged 1 channel a copy");
   measure(conv_staged<4>, wbytes + 4 * 4 * run * 4, "staged 4 channels a copy");

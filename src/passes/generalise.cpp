@@ -289,6 +289,7 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
     PipelineOptions po = o;
     if (p) po.dump_ir_dir.clear();  // the first probe's IR is the one shown
     po.target = nullptr;           // schedules are chosen for the symbolic plan below
+    po.simplify_indices = false;   // it folds by this probe's extents, which the symbols change
     try {
       types.push_back(infer_graph(g, &sp.types));
       runs.push_back(run_pipeline(g, sp, po));

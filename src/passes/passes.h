@@ -19,6 +19,9 @@ void inline_views(kir::Plan& p, PassManager& pm);       // pure index remaps int
 void fuse_elementwise(kir::Plan& p, PassManager& pm);   // single-reader elementwise producers
 void fuse_epilogues(kir::Plan& p, PassManager& pm);     // elementwise readers into their anchor
 void remove_dead_kernels(kir::Plan& p);                 // required clean-up, not numbered
+// Index / and % and comparisons folded by the loop variables' extents (the same values at every
+// point of the loops); not numbered. Not for a probe of a symbolic plan, whose extents change.
+void simplify_indices(kir::Plan& p);
 void block_constant_rows(kir::Plan& p, PassManager& pm);  // after the schedule: constants in tile order
 
 }  // namespace lockstep

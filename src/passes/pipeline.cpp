@@ -166,6 +166,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   fuse_epilogues(result.plan, pm);  // before elementwise fusion can reshape an anchor's readers
   fuse_elementwise(result.plan, pm);
   remove_dead_kernels(result.plan);
+  if (opts.simplify_indices) simplify_indices(result.plan);
   verify_plan(result.plan);
   if (opts.fault) opts.fault->plan_ready(result.plan);  // after the passes, so every target prints it
   if (opts.target) {  // of the plan as printed

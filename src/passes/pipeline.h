@@ -21,6 +21,8 @@ struct PipelineOptions {
   // The target printed for: legalize after lowering, choose_schedules last. Null: neither
   // (the plan is left unscheduled, for the reference and tests of the passes).
   const kir::TargetDesc* target = nullptr;
+  // Fold index arithmetic by the loop extents (simplify_indices); off for generalise's probes.
+  bool simplify_indices = true;
 };
 
 struct PipelineResult {

@@ -1,0 +1,149 @@
+// simplify_indices: index / and % and comparisons folded by the loop extents give the same
+// index at every point of the loops (checked by evaluating both trees everywhere), and nothing
+// is folded that a larger extent or an unknown value could change.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "kernel/kernel.h"
+#include "passes/passes.h"
+
+namespace lockstep {
+namespace {
+
+using namespace kir;
+
+// The value of an index tree at `at` (one value per var).
+int64_t eval(const ExprP& e, const std::vector<int64_t>& at) {
+  auto a = [&](int k) { return eval(e->args[k], at); };
+  switch (e->op) {
+    case Op::Const: return e->i;
+    case Op::Var: return at[e->i];
+    case Op::Select: return a(0) ? a(1) : a(2);
+    case Op::Load: return a(0);  // a flat load: its index
+    case Op::Binary:
+      switch (e->fn) {
+        case Fn::Add: return a(0) + a(1);
+        case Fn::Sub: return a(0) - a(1);
+        case Fn::Mul: return a(0) * a(1);
+        case Fn::Div: return a(0) / a(1);
+        case Fn::Mod: return a(0) % a(1);
+        case Fn::Lt: return a(0) < a(1);
+        case Fn::Le: return a(0) <= a(1);
+        case Fn::And: return a(0) && a(1);
+        default: break;
+      }
+    default: break;
+  }
+  ADD_FAILURE() << "cannot evaluate " << to_string(e);
+  return 0;
+}
+
+ExprP sub_of(const ExprP& a, const ExprP& b) { return binary(Fn::Sub, a, b); }
+
+int count(const ExprP& e, Fn fn) {
+  int n = e->op == Op::Binary && e->fn == fn;
+  for (const ExprP& a : e->args) n += count(a, fn);
+  return n;
+}
+
+// One kernel writing `out` (shape `s`) whose body is a flat load of a [1, 128, 1024] input at `index`.
+Plan plan_reading(const Shape& s, const ExprP& index) {
+  Plan p;
+  Buffer in, out;
+  in.kind = Buffer::Input, in.shape = {1, 128, 1024}, in.name = "x";
+  out.kind = Buffer::Output, out.shape = s, out.name = "y";
+  p.buffers = {in, out};
+  Kernel k;
+  k.name = "k0";
+  k.nodes = {"n"};
+  k.out = 1;
+  k.body = load_flat(0, in.shape, DType::f32, index);
+  p.kernels = {k};
+  p.inputs = {0};
+  p.outputs = {1};
+  return p;
+}
+
+// Every point of the output's index space, as var values.
+void each_point(const Shape& s, const std::function<void(const std::vector<int64_t>&)>& f) {
+  std::vector<int64_t> at(s.size(), 0);
+  for (int64_t n = 0; n < shape_numel(s); ++n) {
+    f(at);
+    for (size_t d = s.size(); d-- > 0;)
+      if (++at[d] < s[d]) break;
+      else at[d] = 0;
+  }
+}
+
+// The channel flip of a VITS flow read through a Split (offset 64 channels): the flat index
+// of [64, 1024] unflattened into [128, 1024], flipped, flattened again.
+ExprP flipped_half(int64_t offset) {
+  ExprP flat = add(add(icst(offset * 1024), mul(var(1), icst(1024))), var(2));
+  ExprP ch = binary(Fn::Mod, binary(Fn::Div, flat, icst(1024)), icst(128));
+  return add(add(icst(127 * 1024), mul(ch, icst(-1024))), binary(Fn::Mod, flat, icst(1024)));
+}
+
+TEST(SimplifyIndices, AFlipReadThroughASplitLosesEveryDivisionAndKeepsItsValues) {
+  for (int64_t offset : {0, 64}) {
+    Shape s = {1, 64, 1024};
+    Plan p = plan_reading(s, flipped_half(offset));
+    ExprP before = p.kernels[0].body->args[0];
+    simplify_indices(p);
+    ExprP after = p.kernels[0].body->args[0];
+    EXPECT_EQ(count(after, Fn::Div) + count(after, Fn::Mod), 0) << to_string(after);
+    each_point(s, [&](const std::vector<int64_t>& at) { ASSERT_EQ(eval(after, at), eval(before, at)); });
+  }
+}
+
+TEST(SimplifyIndices, KeepsWhatALargerExtentWouldChange) {
+  // v2 up to 1024 * 2: (v1 * 1024 + v2) / 1024 is not v1.
+  Plan wide = plan_reading({1, 64, 2048}, flipped_half(0));
+  ExprP before = wide.kernels[0].body;
+  simplify_indices(wide);
+  EXPECT_GT(count(wide.kernels[0].body, Fn::Div), 0);
+  each_point({1, 64, 2048}, [&](const std::vector<int64_t>& at) { ASSERT_EQ(eval(wide.kernels[0].body, at), eval(before, at)); });
+  // A dim that follows a symbol has no upper bound: nothing folds.
+  Plan sym = plan_reading({1, 64, 1024}, flipped_half(0));
+  sym.buffers[1].dims = {icst(1), icst(64), var(0)};  // any non-constant dim expression
+  before = sym.kernels[0].body;
+  simplify_indices(sym);
+  EXPECT_EQ(sym.kernels[0].body, before);
+  // A dividend that may be negative (C's / truncates) or is a loaded value: kept.
+  ExprP neg = binary(Fn::Div, add(var(2), icst(-5)), icst(1024));
+  ExprP loaded = binary(Fn::Mod, cast(load(0, {1, 128, 1024}, DType::f32, {var(0), var(1), var(2)}), DType::i64), icst(7));
+  for (const ExprP& index : {neg, loaded}) {
+    Plan q = plan_reading({1, 64, 1024}, index);
+    before = q.kernels[0].body;
+    simplify_indices(q);
+    EXPECT_EQ(q.kernels[0].body, before) << to_string(index);
+  }
+}
+
+TEST(SimplifyIndices, AnIndexChoiceThatHoldsEverywhereGoesAndAFloatOneStays) {
+  // A transposed conv's phase taps: ((2 - (v2 + 2) % 2) % 2) + 2 * v3 < 4 with v3 a tap in [0, 2)
+  // holds everywhere; < 3 does not (phase 1, tap 1).
+  ExprP phase = binary(Fn::Mod, binary(Fn::Sub, icst(2), binary(Fn::Mod, add(var(2), icst(2)), icst(2))), icst(2));
+  ExprP tap = add(phase, mul(var(3), icst(2)));
+  auto lt = [&](int64_t bound) { return binary(Fn::Lt, tap, icst(bound)); };
+  auto summed = [](const ExprP& term) { return reduce(Fn::Add, term, 3, {2}); };
+  auto weight = [&](int64_t bound) { return load_flat(0, {1, 128, 1024}, DType::f32, select(lt(bound), sub_of(icst(3), tap), icst(0))); };
+  Plan p = plan_reading({1, 64, 1024}, icst(0));
+  p.kernels[0].body = summed(weight(4));
+  simplify_indices(p);
+  EXPECT_FALSE(p.kernels[0].body->has & Expr::kSelect) << to_string(p.kernels[0].body);
+  p.kernels[0].body = summed(weight(3));
+  ExprP kept = p.kernels[0].body;
+  simplify_indices(p);
+  EXPECT_EQ(p.kernels[0].body, kept);
+  // A float term behind the same everywhere-true mask keeps it: removing it would turn a
+  // masked term summed by add into a product stepped by fma, another rounding.
+  ExprP x = load(0, {1, 128, 1024}, DType::f32, {var(0), var(1), var(2)});
+  p.kernels[0].body = summed(select(lt(4), x, cst(0, DType::f32)));
+  kept = p.kernels[0].body;
+  simplify_indices(p);
+  EXPECT_EQ(p.kernels[0].body, kept);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -61,40 +61,28 @@ __device__ __forceinline__ void stage_weights(float* ws, const float* w, int64_t
   }
 }
 
-// lockstep's conv, as printed for k350: 8 rows x 4 columns a quarter row apart, weights staged.
-__global__ void __launch_bounds__(256, 3) conv_now(float* __restrict__ y, const float* __restrict__ w,
-                                                   const float* __restrict__ xp, const float* __restrict__ bias) {
-  extern __shared__ __align__(16) unsigned char sh[];
-  float* const ws = (float*)sh;
-  const int64_t n = 65536;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t vb = (uint32_t)i / 16384u % 4u, vl = (uint32_t)i % 16384u;
-    __syncthreads();
-    stage_weights(ws, w, vb);
-    __syncthreads();
-    float acc[32];
-    for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
-    for (int64_t ci = 0; ci < C; ++ci)
+// Each output's sum over ci (outer) and tap (inner) for 8 rows x 4 columns a quarter row apart,
+// the term's input `in(ci, column + tap)`.
+template <class In>
+__device__ __forceinline__ void spread_sums(float* acc, const float* ws, int64_t vl, In in) {
+  for (int64_t ci = 0; ci < C; ++ci)
 #pragma unroll
-      for (int64_t k = 0; k < K; ++k)
+    for (int64_t k = 0; k < K; ++k)
 #pragma unroll
-        for (int c = 0; c < 8; ++c)
+      for (int c = 0; c < 8; ++c)
 #pragma unroll
-          for (int l = 0; l < 4; ++l)
-            acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], xp[ci * LP + l * 16384 + vl + k], acc[c * 4 + l]);
-#pragma unroll
-    for (int c = 0; c < 8; ++c)
-#pragma unroll
-      for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
-  }
+        for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], in(ci, l * 16384 + vl + k), acc[c * 4 + l]);
 }
 
-// The pad read inside the conv: each term loads the unpadded input under the pad's bounds
-// check. FAST: a work item whose columns and taps all lie inside the input takes a copy of the
-// loop without the check (the check is an interval test on an index that grows with the column
-// and the tap, so its two ends decide it).
-template <bool FAST, bool LEAKY>
-__global__ void __launch_bounds__(256, 3) conv_inline(float* __restrict__ y, const float* __restrict__ w,
+// How a spread conv reads its input: the padded copy (lockstep today), or the unpadded input
+// under the pad's bounds check per term (Checked), or that with a copy of the loop without the
+// check for a work item whose columns and taps all lie inside (Fast: the check is an interval
+// test on an index that grows with column and tap, so its two ends decide it).
+enum class Read { Padded, Checked, Fast };
+
+// lockstep's conv as printed for k350 (Read::Padded): 8 x 4 outputs a work item, weights staged.
+template <Read R, bool LEAKY = false>
+__global__ void __launch_bounds__(256, 3) conv_spread(float* __restrict__ y, const float* __restrict__ w,
                                                       const float* __restrict__ x, const float* __restrict__ bias) {
   extern __shared__ __align__(16) unsigned char sh[];
   float* const ws = (float*)sh;
@@ -106,28 +94,12 @@ __global__ void __launch_bounds__(256, 3) conv_inline(float* __restrict__ y, con
     __syncthreads();
     float acc[32];
     for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
-    const bool inside = FAST && vl - P >= 0 && 3 * 16384 + vl + (K - 1) - P < L;
-    if (inside) {
-      for (int64_t ci = 0; ci < C; ++ci)
-#pragma unroll
-        for (int64_t k = 0; k < K; ++k)
-#pragma unroll
-          for (int c = 0; c < 8; ++c)
-#pragma unroll
-            for (int l = 0; l < 4; ++l)
-              acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], act<LEAKY>(x[ci * L + l * 16384 + vl + k - P]), acc[c * 4 + l]);
-    } else {
-      for (int64_t ci = 0; ci < C; ++ci)
-#pragma unroll
-        for (int64_t k = 0; k < K; ++k)
-#pragma unroll
-          for (int c = 0; c < 8; ++c)
-#pragma unroll
-            for (int l = 0; l < 4; ++l) {
-              const int64_t t = l * 16384 + vl + k - P;
-              acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], (t >= 0 && t < L) ? act<LEAKY>(x[ci * L + t]) : 0.0f, acc[c * 4 + l]);
-            }
-    }
+    auto padded = [&](int64_t ci, int64_t t) { return x[ci * LP + t]; };
+    auto inside = [&](int64_t ci, int64_t t) { return act<LEAKY>(x[ci * L + t - P]); };
+    auto checked = [&](int64_t ci, int64_t t) { return t - P >= 0 && t - P < L ? act<LEAKY>(x[ci * L + t - P]) : 0.0f; };
+    if (R == Read::Padded) spread_sums(acc, ws, vl, padded);
+    else if (R == Read::Fast && vl - P >= 0 && 3 * 16384 + vl + (K - 1) - P < L) spread_sums(acc, ws, vl, inside);
+    else spread_sums(acc, ws, vl, checked);
 #pragma unroll
     for (int c = 0; c < 8; ++c)
 #pragma unroll
@@ -306,12 +278,12 @@ int main() {
   const int wbytes = 8 * K * C * 4;
   int pad_groups = (C * LP / 4 + 255) / 256;
   float t_pad = time_us([&] { pad<false><<<pad_groups, 256>>>(xp, x); });
-  float t_now = time_us([&] { conv_now<<<256, 256, wbytes>>>(y1, w, xp, b); });
+  float t_now = time_us([&] { conv_spread<Read::Padded><<<256, 256, wbytes>>>(y1, w, xp, b); });
   std::vector<float> r1(hx.size()), r2(hx.size()), r1l(hx.size());
   CHECK(cudaMemcpy(r1.data(), y1, r1.size() * 4, cudaMemcpyDeviceToHost));
   std::printf("now: pad %.1f us + conv %.1f us = %.1f us\n", t_pad, t_now, t_pad + t_now);
   float t_padl = time_us([&] { pad<true><<<pad_groups, 256>>>(xp, x); });
-  conv_now<<<256, 256, wbytes>>>(y1, w, xp, b);
+  conv_spread<Read::Padded><<<256, 256, wbytes>>>(y1, w, xp, b);
   CHECK(cudaMemcpy(r1l.data(), y1, r1l.size() * 4, cudaMemcpyDeviceToHost));
   std::printf("now, LeakyRelu in the pad: pad %.1f us + conv %.1f us = %.1f us\n", t_padl, t_now, t_padl + t_now);
   // Times `kernel` with `bytes` of dynamic shared memory and compares its output with `want`.
@@ -325,10 +297,10 @@ int main() {
     bool same = std::memcmp(ref.data(), r2.data(), ref.size() * 4) == 0;
     std::printf("%s: conv %.1f us (%d bytes shared), same bytes: %s\n", name, t, bytes, same ? "yes" : "NO");
   };
-  measure(conv_inline<false, false>, wbytes, "pad read inside the conv, checked per term (no pad kernel)");
-  measure(conv_inline<true, false>, wbytes, "the same, unchecked where the work item lies inside (no pad kernel)");
-  measure(conv_inline<false, true>, wbytes, "LeakyRelu and pad read inside the conv, checked per term", r1l);
-  measure(conv_inline<true, true>, wbytes, "the same, unchecked where the work item lies inside", r1l);
+  measure(conv_spread<Read::Checked>, wbytes, "pad read inside the conv, checked per term (no pad kernel)");
+  measure(conv_spread<Read::Fast>, wbytes, "the same, unchecked where the work item lies inside (no pad kernel)");
+  measure(conv_spread<Read::Checked, true>, wbytes, "LeakyRelu and pad read inside the conv, checked per term", r1l);
+  measure(conv_spread<Read::Fast, true>, wbytes, "the same, unchecked where the work item lies inside", r1l);
   const int run = 256 + K - 1, window = 1024 + 16;  // the staged forms' floats per channel and column run
   measure(conv_staged<1>, wbytes + 1 * 4 * run * 4, "staged 1 channel a copy");
   measure(conv_staged<4>, wbytes + 4 * 4 * run * 4, "staged 4 channels a copy");

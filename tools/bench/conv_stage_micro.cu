@@ -61,17 +61,17 @@ __device__ __forceinline__ void stage_weights(float* ws, const float* w, int64_t
   }
 }
 
-// Each output's sum over ci (outer) and tap (inner) for 8 rows x 4 columns a quarter row apart,
-// the term's input `in(ci, column + tap)`.
+// The sums of 8 rows x 4 columns over input channels ci0 <= ci < ci1 (outer) and taps (inner),
+// the term of column l and tap k reading `in(ci, l, k)`.
 template <class In>
-__device__ __forceinline__ void spread_sums(float* acc, const float* ws, int64_t vl, In in) {
-  for (int64_t ci = 0; ci < C; ++ci)
+__device__ __forceinline__ void spread_sums(float* acc, const float* ws, int ci0, int ci1, In in) {
+  for (int ci = ci0; ci < ci1; ++ci)
 #pragma unroll
-    for (int64_t k = 0; k < K; ++k)
+    for (int k = 0; k < K; ++k)
 #pragma unroll
       for (int c = 0; c < 8; ++c)
 #pragma unroll
-        for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], in(ci, l * 16384 + vl + k), acc[c * 4 + l]);
+        for (int l = 0; l < 4; ++l) acc[c * 4 + l] = fmaf(ws[(k + ci * K) * 8 + c], in(ci, l, k), acc[c * 4 + l]);
 }
 
 // How a spread conv reads its input: the padded copy (lockstep today), or the unpadded input
@@ -94,12 +94,15 @@ __global__ void __launch_bounds__(256, 3) conv_spread(float* __restrict__ y, con
     __syncthreads();
     float acc[32];
     for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
-    auto padded = [&](int64_t ci, int64_t t) { return x[ci * LP + t]; };
-    auto inside = [&](int64_t ci, int64_t t) { return act<LEAKY>(x[ci * L + t - P]); };
-    auto checked = [&](int64_t ci, int64_t t) { return t - P >= 0 && t - P < L ? act<LEAKY>(x[ci * L + t - P]) : 0.0f; };
-    if (R == Read::Padded) spread_sums(acc, ws, vl, padded);
-    else if (R == Read::Fast && vl - P >= 0 && 3 * 16384 + vl + (K - 1) - P < L) spread_sums(acc, ws, vl, inside);
-    else spread_sums(acc, ws, vl, checked);
+    auto padded = [&](int64_t ci, int l, int k) { return x[ci * LP + l * 16384 + vl + k]; };
+    auto inside = [&](int64_t ci, int l, int k) { return act<LEAKY>(x[ci * L + l * 16384 + vl + k - P]); };
+    auto checked = [&](int64_t ci, int l, int k) {
+      const int64_t t = l * 16384 + vl + k - P;
+      return t >= 0 && t < L ? act<LEAKY>(x[ci * L + t]) : 0.0f;
+    };
+    if (R == Read::Padded) spread_sums(acc, ws, 0, C, padded);
+    else if (R == Read::Fast && vl - P >= 0 && 3 * 16384 + vl + (K - 1) - P < L) spread_sums(acc, ws, 0, C, inside);
+    else spread_sums(acc, ws, 0, C, checked);
 #pragma unroll
     for (int c = 0; c < 8; ++c)
 #pragma unroll
@@ -129,14 +132,7 @@ __global__ void __launch_bounds__(256, 2) conv_staged(float* __restrict__ y, con
       xs[e] = (col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
     }
     __syncthreads();
-    for (int ci = 0; ci < CI; ++ci)
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int c = 0; c < 8; ++c)
-#pragma unroll
-          for (int l = 0; l < 4; ++l)
-            acc[c * 4 + l] = fmaf(ws[(k + (c0 + ci) * K) * 8 + c], xs[(ci * 4 + l) * W + threadIdx.x + k], acc[c * 4 + l]);
+    spread_sums(acc, ws, c0, c0 + CI, [&](int ci, int l, int k) { return xs[((ci - c0) * 4 + l) * W + threadIdx.x + k]; });
   }
   if (i >= 65536) return;
 #pragma unroll

@@ -145,5 +145,20 @@ TEST(SimplifyIndices, AnIndexChoiceThatHoldsEverywhereGoesAndAFloatOneStays) {
   EXPECT_EQ(p.kernels[0].body, kept);
 }
 
+TEST(SimplifyIndices, AProductOfTwoIndicesIsLeftAloneAndSharedSubtreesAreWalkedOnce) {
+  // Neither side a constant: no range, nothing folds (this once recursed without end).
+  ExprP product = mul(binary(Fn::Mod, var(1), icst(3)), binary(Fn::Mod, var(2), icst(5)));
+  Plan p = plan_reading({1, 64, 1024}, binary(Fn::Div, add(product, icst(7)), icst(100)));
+  ExprP before = p.kernels[0].body;
+  simplify_indices(p);
+  EXPECT_EQ(p.kernels[0].body, before);
+  // 48 levels, each reading the one below twice: a tree of 2^48 nodes held as a DAG of 150.
+  ExprP f = add(mul(var(1), icst(1024)), var(2));
+  for (int level = 0; level < 48; ++level) f = add(binary(Fn::Mod, f, icst(1000003)), binary(Fn::Div, f, icst(7)));
+  Plan deep = plan_reading({1, 64, 1024}, f);
+  simplify_indices(deep);  // returns: every node is visited once
+  EXPECT_EQ(deep.kernels[0].body->op, Op::Load);
+}
+
 }  // namespace
 }  // namespace lockstep

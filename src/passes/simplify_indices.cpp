@@ -32,13 +32,25 @@ std::optional<int64_t> add_checked(std::optional<int64_t> a, std::optional<int64
   return r;
 }
 
+// Structural equality that gives up (false: kept apart, which is always safe) after `budget`
+// nodes: a fused index tree held as a DAG can be exponentially large as a tree.
+bool equal(const ExprP& a, const ExprP& b, int& budget) {
+  if (a == b) return true;
+  if (--budget < 0 || a->op != b->op || a->fn != b->fn || a->type != b->type || a->i != b->i || a->f != b->f ||
+      a->buf != b->buf || a->flat != b->flat || a->shape != b->shape || a->args.size() != b->args.size())
+    return false;
+  for (size_t k = 0; k < a->args.size(); ++k)
+    if (!equal(a->args[k], b->args[k], budget)) return false;
+  return true;
+}
+
 // c + sum of k * atom, atoms being the subtrees that are not sums or constant multiples.
 struct Linear {
   int64_t c = 0;
   std::vector<std::pair<ExprP, int64_t>> terms;
   void add(const ExprP& atom, int64_t k) {
     for (auto& [a, m] : terms)
-      if (same(a, atom)) {
+      if (int budget = 64; equal(a, atom, budget)) {
         m += k;
         return;
       }
@@ -81,7 +93,7 @@ class Simplifier {
   ExprP fold(const Expr& e, bool decide) {
     const ExprP &a = e.args[0], &b = e.args[1];
     if ((e.fn == Fn::Div || e.fn == Fn::Mod) && int_const(b) && b->i > 0) {
-      Linear x = linear(a);
+      const Linear& x = linear(a);
       Range rx = range(x);
       if (!rx.lo || *rx.lo < 0) return nullptr;
       int64_t c = b->i;
@@ -94,9 +106,7 @@ class Simplifier {
     }
     if (decide && (e.fn == Fn::Lt || e.fn == Fn::Le)) {  // decided where a - b keeps one sign
       Linear d = linear(a);
-      Linear nb = linear(b);
-      d.c -= nb.c;
-      for (const auto& [atom, k] : nb.terms) d.add(atom, -k);
+      if (!add_scaled(d, linear(b), -1)) return nullptr;
       Range rd = range(d);
       bool lt = e.fn == Fn::Lt;
       if (rd.hi && (lt ? *rd.hi < 0 : *rd.hi <= 0)) return cst(1, DType::boolean);
@@ -105,25 +115,36 @@ class Simplifier {
     return nullptr;
   }
 
-  Linear linear(const ExprP& e) {
+  // Memoised by node, the node held so that its address is not reused while the pass runs.
+  const Linear& linear(const ExprP& e) {
+    auto it = linear_.find(e.get());
+    if (it != linear_.end()) return it->second.second;
     Linear l;
-    collect(e, 1, l);
-    return l;
+    if (!expand(e, l)) l = Linear{}, l.add(e, 1);
+    return linear_.emplace(e.get(), std::make_pair(e, std::move(l))).first->second.second;
   }
 
-  void collect(const ExprP& e, int64_t k, Linear& l) {
+  // e as a Linear over smaller atoms; false where it is an atom itself or a sum overflows.
+  bool expand(const ExprP& e, Linear& l) {
+    if (int_const(e)) return l.c = e->i, true;
+    if (e->op != Op::Binary || !is_index(e)) return false;
+    if (e->fn == Fn::Add || e->fn == Fn::Sub) {
+      l = linear(e->args[0]);
+      return add_scaled(l, linear(e->args[1]), e->fn == Fn::Sub ? -1 : 1);
+    }
+    for (int side = 0; side < 2 && e->fn == Fn::Mul; ++side)
+      if (int_const(e->args[side])) return add_scaled(l, linear(e->args[1 - side]), e->args[side]->i);
+    return false;
+  }
+
+  static bool add_scaled(Linear& l, const Linear& x, int64_t k) {
     int64_t v;
-    if (int_const(e) && !__builtin_mul_overflow(e->i, k, &v) && !__builtin_add_overflow(l.c, v, &l.c)) return;
-    if (e->op == Op::Binary && is_index(e) && (e->fn == Fn::Add || e->fn == Fn::Sub)) {
-      collect(e->args[0], k, l);
-      collect(e->args[1], e->fn == Fn::Sub ? -k : k, l);
-      return;
+    if (__builtin_mul_overflow(x.c, k, &v) || __builtin_add_overflow(l.c, v, &l.c)) return false;
+    for (const auto& [atom, m] : x.terms) {
+      if (__builtin_mul_overflow(m, k, &v)) return false;
+      l.add(atom, v);
     }
-    if (e->op == Op::Binary && is_index(e) && e->fn == Fn::Mul) {
-      for (int s = 0; s < 2; ++s)
-        if (int_const(e->args[s]) && !__builtin_mul_overflow(e->args[s]->i, k, &v)) return collect(e->args[1 - s], v, l);
-    }
-    l.add(e, k);
+    return true;
   }
 
   Range range(const Linear& l) {
@@ -137,19 +158,24 @@ class Simplifier {
     return r;
   }
 
+  // An atom's range: a var's extent, x / c and x % c from x's; anything else unknown.
   Range range(const ExprP& e) {
     if (e->op == Op::Var) return e->i < static_cast<int64_t>(vars_.size()) ? vars_[e->i] : Range{};
+    auto it = range_.find(e.get());
+    if (it != range_.end()) return it->second.second;
+    Range r;
     if (e->op == Op::Binary && is_index(e) && (e->fn == Fn::Div || e->fn == Fn::Mod) && int_const(e->args[1]) &&
         e->args[1]->i > 0) {
       Range x = range(linear(e->args[0]));
       int64_t c = e->args[1]->i;
-      if (!x.lo || *x.lo < 0) return {};
-      if (e->fn == Fn::Mod) return {0, x.hi && *x.hi < c ? *x.hi : c - 1};
-      return {*x.lo / c, x.hi ? std::optional<int64_t>(*x.hi / c) : std::nullopt};
+      if (x.lo && *x.lo >= 0)
+        r = e->fn == Fn::Mod ? Range{0, x.hi && *x.hi < c ? *x.hi : c - 1}
+                             : Range{*x.lo / c, x.hi ? std::optional<int64_t>(*x.hi / c) : std::nullopt};
+    } else if (const Linear& l = linear(e); l.terms.size() != 1 || l.terms[0].first != e) {
+      r = range(l);  // a sum or a constant multiple, over smaller atoms
     }
-    if (e->op == Op::Binary && is_index(e) && (e->fn == Fn::Add || e->fn == Fn::Sub || e->fn == Fn::Mul))
-      return range(linear(e));
-    return {};
+    range_.emplace(e.get(), std::make_pair(e, r));
+    return r;
   }
 
   // The sum in term order, the constant last (as lowering writes offsets).
@@ -166,6 +192,8 @@ class Simplifier {
 
   std::vector<Range> vars_;
   std::unordered_map<const Expr*, ExprP> done_[2];  // by `decide`
+  std::unordered_map<const Expr*, std::pair<ExprP, Linear>> linear_;
+  std::unordered_map<const Expr*, std::pair<ExprP, Range>> range_;
 };
 
 // Output vars over the output's dims (unbounded above where a dim follows a symbol), then the

@@ -13,14 +13,16 @@ namespace {
 
 using namespace kir;
 
-// The value of an index tree at `at` (one value per var).
-int64_t eval(const ExprP& e, const std::vector<int64_t>& at) {
-  auto a = [&](int k) { return eval(e->args[k], at); };
+constexpr int kSymbols = 2;  // the symbolic plans' Symbols buffer
+
+// The value of an index tree at `at` (one value per var), symbol T being `t`.
+int64_t eval(const ExprP& e, const std::vector<int64_t>& at, int64_t t = 0) {
+  auto a = [&](int k) { return eval(e->args[k], at, t); };
   switch (e->op) {
     case Op::Const: return e->i;
     case Op::Var: return at[e->i];
     case Op::Select: return a(0) ? a(1) : a(2);
-    case Op::Load: return a(0);  // a flat load: its index
+    case Op::Load: return e->buf == kSymbols ? t : a(0);  // T, or a flat load: its index
     case Op::Binary:
       switch (e->fn) {
         case Fn::Add: return a(0) + a(1);
@@ -94,6 +96,61 @@ TEST(SimplifyIndices, AFlipReadThroughASplitLosesEveryDivisionAndKeepsItsValues)
     EXPECT_EQ(count(after, Fn::Div) + count(after, Fn::Mod), 0) << to_string(after);
     each_point(s, [&](const std::vector<int64_t>& at) { ASSERT_EQ(eval(after, at), eval(before, at)); });
   }
+}
+
+// The same flip over a symbolic length T: [1, 64, T] read from [1, 128, T] (a symbolic plan,
+// as generalise writes it: T is a load of the Symbols buffer, dims affine in it).
+Plan symbolic_reading(const ExprP& index) {
+  Plan p = plan_reading({1, 64, 1024}, index);
+  ExprP t = load_flat(kSymbols, {1}, DType::i64, icst(0));
+  p.buffers[0].dims = {icst(1), icst(128), add(mul(t, icst(1)), icst(0))};
+  p.buffers[1].dims = {icst(1), icst(64), add(mul(t, icst(1)), icst(0))};
+  Buffer sym;
+  sym.kind = Buffer::Symbols, sym.dtype = DType::i64, sym.shape = {1}, sym.name = "symbols";
+  p.buffers.push_back(sym);
+  p.symbols = {"T"};
+  p.symbol_buf = kSymbols;
+  p.kernels[0].symbols = kSymbols;
+  return p;
+}
+
+ExprP symbolic_flip(int64_t offset, int64_t past = 0) {
+  ExprP t = load_flat(kSymbols, {1}, DType::i64, icst(0));
+  ExprP flat = add(add(mul(t, icst(offset)), mul(var(1), t)), add(var(2), icst(past)));
+  ExprP ch = binary(Fn::Mod, binary(Fn::Div, flat, t), icst(128));
+  return add(add(mul(t, icst(127)), mul(ch, mul(t, icst(-1)))), binary(Fn::Mod, flat, t));
+}
+
+TEST(SimplifyIndices, AFlipOverASymbolicLengthLosesEveryDivisionAtEveryLength) {
+  for (int64_t offset : {0, 64}) {
+    Plan p = symbolic_reading(symbolic_flip(offset));
+    ExprP before = p.kernels[0].body->args[0];
+    simplify_indices(p);
+    ExprP after = p.kernels[0].body->args[0];
+    EXPECT_EQ(count(after, Fn::Div) + count(after, Fn::Mod), 0) << to_string(after);
+    for (int64_t t : {1, 2, 7, 173, 1024})
+      each_point({1, 64, t}, [&](const std::vector<int64_t>& at) { ASSERT_EQ(eval(after, at, t), eval(before, at, t)); });
+  }
+  // v2 + 1 reaches T at the last column: the division by T stays, the values too.
+  Plan past = symbolic_reading(symbolic_flip(0, 1));
+  ExprP before = past.kernels[0].body->args[0];
+  simplify_indices(past);
+  ExprP after = past.kernels[0].body->args[0];
+  EXPECT_GT(count(after, Fn::Div) + count(after, Fn::Mod), 0) << to_string(after);
+  for (int64_t t : {1, 7, 64})
+    each_point({1, 64, t}, [&](const std::vector<int64_t>& at) { ASSERT_EQ(eval(after, at, t), eval(before, at, t)); });
+  // A var over a dim that is not affine in T ((T + 31) / 32 tiles) has no bound: nothing folds.
+  Plan tiles = symbolic_reading(symbolic_flip(0));
+  ExprP t = load_flat(kSymbols, {1}, DType::i64, icst(0));
+  tiles.buffers[1].dims[2] = binary(Fn::Div, add(t, icst(31)), icst(32));
+  before = tiles.kernels[0].body;
+  simplify_indices(tiles);
+  EXPECT_EQ(tiles.kernels[0].body, before);
+  // x / T with x possibly negative (v2 - 3): kept.
+  Plan neg = symbolic_reading(binary(Fn::Div, add(var(2), icst(-3)), t));
+  before = neg.kernels[0].body;
+  simplify_indices(neg);
+  EXPECT_EQ(neg.kernels[0].body, before);
 }
 
 TEST(SimplifyIndices, KeepsWhatALargerExtentWouldChange) {

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "kernel/symbols.h"
 #include "ops/infer.h"
+#include "passes/passes.h"
 #include "passes/schedule.h"
 
 namespace lockstep {
@@ -343,8 +344,9 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
     return no(n.what);
   }
   try {
+    if (o.target) legalize(out, *o.target);
+    if (o.simplify_indices) simplify_indices(out);  // by the symbols' bounds, valid at every length
     if (o.target) {
-      legalize(out, *o.target);
       choose_schedules(out, *o.target);  // the Symbols buffer is one more kernel argument
       collect_divisors(out);
     }

@@ -271,31 +271,6 @@ TEST(Printers, GpuElementsOfARoundAreAllComputedBeforeAnyIsStored) {
   EXPECT_NE(src.find("if (i >= n) break;"), std::string::npos) << "the partial round: " << src;
 }
 
-// A kernel over a symbolic length that holds three tiles is three functions, one per tile (the
-// registers of each are then its own tile's); the runtime launches the one the bound length
-// takes (Schedule::tile, set at bind), and the copy of a second row block is made only where
-// the group's last item lies in it.
-TEST(Printers, ASymbolicReductionIsOneFunctionPerTile) {
-  Plan p = symbolic_conv_like(8, 0);
-  choose_schedules(p, cuda_4x4());
-  ASSERT_EQ(tile_choices(p.kernels[0].schedule, true).size(), 3u);
-  std::string src = cuda::program_source(p);
-  for (const char* f : {" k0(", " k0_t1(", " k0_t2("}) EXPECT_NE(src.find(f), std::string::npos) << f << src;
-  EXPECT_EQ(src.find("const int tile"), std::string::npos) << "no function picks a tile at run time: " << src;
-  EXPECT_EQ(src.find("tile =="), std::string::npos) << src;
-  EXPECT_NE(src.find("q <= (i0 + (int64_t)blockDim.x - 1) / per_block"), std::string::npos) << src;
-  codegen::Entries e = cuda::entry_points(p);
-  EXPECT_EQ(e.names, (std::vector<std::string>{"k0", "k0_t1", "k0_t2"}));
-  EXPECT_EQ(e.first, (std::vector<size_t>{0, 3}));
-  for (int64_t t = 0; t < 3; ++t) {
-    p.kernels[0].schedule.tile = t;
-    EXPECT_EQ(e.names[e.of(p, 0)], t ? "k0_t" + std::to_string(t) : "k0");
-  }
-  Plan fixed = conv_like(16, 1024);  // a fixed shape: one function with its one tile
-  choose_schedules(fixed, cuda_4x4());
-  EXPECT_EQ(cuda::entry_points(fixed).names, std::vector<std::string>{"k0"});
-}
-
 TEST(Schedule, KernelsTakingMoreBuffersThanTheTargetAllowsAreRefused) {
   TargetDesc t = cuda::target_desc();
   t.max_buffer_args = 2;

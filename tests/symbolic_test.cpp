@@ -4,11 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <set>
 
-#include "backend/cuda/cuda_codegen.h"
 #include "graph/builder.h"
-#include "kernel/schedule.h"
 #include "passes/generalise.h"
 #include "runtime/program.h"
 #include "test_util.h"
@@ -268,42 +265,6 @@ TEST(Symbolic, ShapesAreAffineInTheSymbols) {
   int audio_value = g.find_value("audio");
   ASSERT_GE(audio_value, 0);
   EXPECT_EQ(s->value_dims[audio_value][2].str({"T"}), "8*T");
-}
-
-// A bound length launches the function of the first tile that suits it (the printer prints
-// one per tile): small lengths take smaller tiles than long ones.
-TEST(Symbolic, EachLengthTakesTheFunctionOfItsTile) {
-  Graph g = vits::build(small_decoder());
-  Specialisation like = specialisation_for(g, vits::seed_inputs(g, 11));
-  PipelineOptions o;
-  o.target = &cuda::target_desc();
-  std::string why;
-  std::optional<SymbolicPlan> s = generalise(g, like, o, &why);
-  ASSERT_TRUE(s) << why;
-  std::set<int64_t> taken;
-  for (int64_t T : {1, 64, 4096, 3}) {
-    kir::Plan at = instantiate(*s, {T});
-    codegen::Entries e = cuda::entry_points(at);
-    for (size_t k = 0; k < at.kernels.size(); ++k) {
-      const kir::Schedule& sc = at.kernels[k].schedule;
-      const kir::Buffer& out = at.buffers[at.kernels[k].out];
-      std::vector<kir::Schedule> tiles = kir::tile_choices(sc, !out.dims.empty());
-      if (tiles.size() < 2) {
-        EXPECT_EQ(sc.tile, 0);
-        continue;
-      }
-      size_t want = 0;
-      while (!kir::tile_suits(sc, tiles[want], out.numel(), out.shape.back())) ++want;
-      EXPECT_EQ(sc.tile, static_cast<int64_t>(want)) << at.kernels[k].name << " T=" << T;
-      EXPECT_EQ(sc.threads, kir::work_items(tiles[want], out.numel()));
-      EXPECT_EQ(e.first[k + 1] - e.first[k], tiles.size());
-      std::string name = e.names[e.of(at, k)];  // its own, or the first kernel's with the same code
-      size_t suffix = name.find("_t");
-      EXPECT_EQ(suffix == std::string::npos ? "0" : name.substr(suffix + 2), std::to_string(want)) << name;
-      taken.insert(sc.tile);
-    }
-  }
-  EXPECT_GE(taken.size(), 2u) << "the lengths take more than one tile";
 }
 
 // Where no GPU is, cuda still generates and compiles its symbolic program (NVRTC).

@@ -90,25 +90,9 @@ std::string GpuPrinter::signature(const Plan& p, const Kernel& k, const std::str
   return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n" + based;
 }
 
-std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
-  size_t own = own_functions(p, k);
-  if (!own) return comment(k) + code(p, k, k.name);
-  std::string src = comment(k);
-  for (size_t t = 0; t < own; ++t) src += (t ? "\n" : "") + code(p, k, function_name(k, t), static_cast<int>(t));
-  return src;
-}
+std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const { return comment(k) + code(p, k, k.name); }
 
-size_t GpuPrinter::own_functions(const Plan& p, const Kernel& k) {
-  if (k.schedule.loops != Schedule::Loops::Gpu || p.buffers[k.out].dims.empty() || !find_reduce(k.body)) return 0;
-  size_t tiles = tile_choices(k.schedule, true).size();
-  return tiles > 1 ? tiles : 0;
-}
-
-std::string GpuPrinter::function_name(const Kernel& k, size_t tile) {
-  return tile ? k.name + "_t" + std::to_string(tile) : k.name;
-}
-
-std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& entry, int only) const {
+std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& entry) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
   std::string src = signature(p, k, entry) + read_symbols(p, k);
   const Schedule& sc = k.schedule;
@@ -116,15 +100,13 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
   if (fixed && sc.threads == 0) return src + "}\n";
   const Expr* red = find_reduce(k.body);
   std::vector<Schedule> tiles = red ? tile_choices(sc, !fixed) : std::vector<Schedule>{sc};
-  if (only >= 0) tiles = {tiles.at(static_cast<size_t>(only))};
   int64_t shared = 0;
   for (const Schedule& t : tiles)
     if (t.stage >= 0) shared = std::max(shared, t.stage_slots * t.rows * shape_numel(red->shape));
   if (shared)
     src += "  " + filled(filled(g_.shared_array, "{type}", compute_type(red->type)), "{n}", std::to_string(shared)) + "\n";
-  int64_t per = tiles[0].rows * tiles[0].cols;  // outputs per work item where the kernel holds one tile
-  int64_t items = p.buffers[k.out].numel() / per;  // of a fixed plan
-  std::string n = fixed ? std::to_string(items) : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(per)));
+  int64_t items = p.buffers[k.out].numel() / (sc.rows * sc.cols);  // of a fixed plan: work items of one output each
+  std::string n = fixed ? std::to_string(items) : size(kir::binary(Fn::Div, numel_expr(p, k.out), icst(sc.rows * sc.cols)));
   if (tiles.size() > 1) {  // the first tile that suits this length (tile_suits), the same rule as the runtime's
     size_t r = p.buffers[k.out].shape.size();
     src += "  const int64_t outputs = " + size(numel_expr(p, k.out)) + ";\n";
@@ -285,10 +267,7 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
     std::vector<ExprP> blocks = dims(p, k.out);
     blocks.pop_back();
     blocks[r - 2] = icst(p.buffers[k.out].shape[r - 2] / sc.rows);
-    // The second block only where the group's last item lies in it (never where row blocks
-    // hold whole groups, as at most lengths).
-    src += "    const int64_t q = i0 / per_block + e / " + std::to_string(block) + ";\n    if (q < n / per_block && q <= (i0 + (int64_t)" +
-           g_.group_size + " - 1) / per_block) {\n" +
+    src += "    const int64_t q = i0 / per_block + e / " + std::to_string(block) + ";\n    if (q < n / per_block) {\n" +
            unflatten(p, k, blocks, narrow, {{r - 2, "vb"}}, "q") + "      const int t = e % " + std::to_string(block) + ";\n";
     copy = "t";
   }
@@ -330,54 +309,44 @@ std::string GpuPrinter::epilogue(const Plan& p) const {
          ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";
 }
 
-// Each function's code with its buffers named by position (set_param_names), so that kernels
-// differing only in their buffers (a model's repeated blocks) print the same; `same[f]` is the
-// first function whose code is function f's. Each is named kEntry.
-std::vector<std::string> GpuPrinter::same_code(const Plan& p, std::vector<size_t>& same, Entries& e) const {
+// Each kernel's code with its buffers named by position (set_param_names), so that kernels
+// differing only in their buffers (a model's repeated blocks) print the same; `first[k]` is
+// the first kernel whose code is kernel k's. The entry is named kEntry in every one.
+std::vector<std::string> GpuPrinter::same_code(const Plan& p, std::vector<size_t>& first) const {
   std::map<std::string, size_t> seen;
-  std::vector<std::string> codes;
-  same.clear();
-  e = {};
+  std::vector<std::string> codes(p.kernels.size());
+  first.assign(p.kernels.size(), 0);
   try {
-    for (const Kernel& k : p.kernels) {
-      set_param_names(kernel_params(k));
-      e.first.push_back(codes.size());
-      size_t own = own_functions(p, k);
-      for (size_t t = 0; t < std::max<size_t>(own, 1); ++t) {
-        codes.push_back(code(p, k, kEntry, own ? static_cast<int>(t) : -1));
-        e.names.push_back(function_name(k, t));
-        same.push_back(seen.emplace(codes.back(), codes.size() - 1).first->second);
-      }
+    for (size_t k = 0; k < p.kernels.size(); ++k) {
+      set_param_names(kernel_params(p.kernels[k]));
+      codes[k] = code(p, p.kernels[k], kEntry);
+      first[k] = seen.emplace(codes[k], k).first->second;
     }
   } catch (...) {
     set_param_names({});  // later printing names buffers by number again
     throw;
   }
   set_param_names({});
-  e.first.push_back(codes.size());
   return codes;
 }
 
-Entries GpuPrinter::entry_points(const Plan& p) const {
-  std::vector<size_t> same;
-  Entries e;
-  same_code(p, same, e);
-  std::vector<std::string> own = e.names;
-  for (size_t f = 0; f < same.size(); ++f) e.names[f] = own[same[f]];
-  return e;
+std::vector<std::string> GpuPrinter::entry_points(const Plan& p) const {
+  std::vector<size_t> first;
+  same_code(p, first);
+  std::vector<std::string> names;
+  for (size_t k : first) names.push_back(p.kernels[k].name);
+  return names;
 }
 
 std::string GpuPrinter::program(const Plan& p) const {
-  std::vector<size_t> same;
-  Entries e;
-  std::vector<std::string> codes = same_code(p, same, e);
-  std::vector<std::string> notes(codes.size());  // the comments of the kernels sharing each function
+  std::vector<size_t> first;
+  std::vector<std::string> codes = same_code(p, first);
+  std::vector<std::string> notes(p.kernels.size());  // the comments of the kernels sharing each function
   for (size_t k = 0; k < p.kernels.size(); ++k)
-    for (size_t f = e.first[k]; f < e.first[k + 1]; ++f)
-      notes[same[f]] += comment(p.kernels[k], same[f] == f ? "" : "runs " + e.names[same[f]]);
+    notes[first[k]] += comment(p.kernels[k], first[k] == k ? "" : "runs " + p.kernels[first[k]].name);
   std::string src = prelude();
-  for (size_t f = 0; f < codes.size(); ++f)
-    if (same[f] == f) src += "\n" + notes[f] + filled(codes[f], std::string(kEntry) + "(", e.names[f] + "(");
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    if (first[k] == k) src += "\n" + notes[k] + filled(codes[k], std::string(kEntry) + "(", p.kernels[k].name + "(");
   return src + "\n" + epilogue(p);
 }
 

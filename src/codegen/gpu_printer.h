@@ -14,17 +14,6 @@ namespace lockstep::codegen {
 // Buffers a GPU kernel takes as parameters, in order: its output, then what it reads.
 std::vector<int> kernel_params(const kir::Kernel& k);
 
-// The functions of a program: a kernel over a symbolic length that holds several tiles has one
-// per tile (each function's registers are then its own tile's), any other kernel one. Kernel
-// k's functions are names[first[k]] .. names[first[k + 1] - 1]; a name may be shared by kernels
-// whose code is the same.
-struct Entries {
-  std::vector<std::string> names;
-  std::vector<size_t> first;
-  // The function kernel k launches at the length bound (its schedule's tile).
-  size_t of(const kir::Plan& p, size_t k) const { return first[k] + static_cast<size_t>(p.kernels[k].schedule.tile); }
-};
-
 class GpuPrinter : public CPrinter {
  public:
   explicit GpuPrinter(GpuDialect d) : CPrinter(d), g_(std::move(d)) {}
@@ -39,9 +28,9 @@ class GpuPrinter : public CPrinter {
   // Prelude + every kernel + epilogue: the translation unit the target's compiler builds.
   // Kernels whose code is the same but for their buffers share one function (compiled once).
   std::string program(const kir::Plan& p) const;
-  // The functions in program(p) that run each kernel: its own names or those of the first
+  // The function in program(p) that runs each kernel: its own name or that of the first
   // kernel whose code it shares.
-  Entries entry_points(const kir::Plan& p) const;
+  std::vector<std::string> entry_points(const kir::Plan& p) const;
 
  private:
   enum class Narrow { No, Yes, AtRunTime };  // whether a kernel's work items number under 2^32
@@ -52,13 +41,8 @@ class GpuPrinter : public CPrinter {
   static std::vector<kir::ExprP> dims(const kir::Plan& p, int b);
   static std::string column(const kir::Schedule& sc, const std::string& per_item);
   static constexpr const char* kEntry = "ls_entry";  // a kernel's function before it is named
-  // Kernel k's function for tile `only` of its tiles (-1: every tile, chosen at run time).
-  std::string code(const kir::Plan& p, const kir::Kernel& k, const std::string& entry, int only = -1) const;
-  // Tiles with a function of their own (0: the kernel's one function holds what it needs).
-  static size_t own_functions(const kir::Plan& p, const kir::Kernel& k);
-  static std::string function_name(const kir::Kernel& k, size_t tile);
-  // Every function's code (Entries' order); same[f]: the first function with the same code.
-  std::vector<std::string> same_code(const kir::Plan& p, std::vector<size_t>& same, Entries& e) const;
+  std::string code(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
+  std::vector<std::string> same_code(const kir::Plan& p, std::vector<size_t>& first) const;
   std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
   // The loop of a kernel without a reduction, and one of its rounds (see gpu_printer.cpp).
   std::string elements(const kir::Plan& p, const kir::Kernel& k, Narrow narrow) const;

@@ -55,9 +55,6 @@ struct Schedule {
   // group, which a symbolic length decides at run time).
   int64_t stage_slots = 1;
   int64_t stage_row_bytes = 0;  // of one row's copy: the sum's terms x the compute type's bytes
-  // GPU, a kernel over a symbolic length holding several tiles: the one a length bound takes
-  // (its index in tile_choices), each printed as a function of its own; 0 otherwise.
-  int64_t tile = 0;
   // GPU: bytes of shared memory a group uses at the bound length (the tile chosen there);
   // targets that size it at launch (CUDA's dynamic shared memory) ask for this much.
   int64_t shared = 0;

@@ -377,12 +377,10 @@ void reinstantiate(const SymbolicPlan& s, Plan& p, const std::vector<int64_t>& v
     Schedule& sc = p.kernels[k].schedule;
     const Buffer& out = p.buffers[p.kernels[k].out];
     int64_t outputs = out.numel(), last = out.shape.empty() ? 1 : out.shape.back();
-    std::vector<Schedule> tiles = tile_choices(sc, true);
-    for (size_t t = 0; t < tiles.size(); ++t)  // the first that suits: the runtime launches its function
-      if (tile_suits(sc, tiles[t], outputs, last)) {
-        sc.threads = work_items(tiles[t], outputs);
-        sc.shared = shared_bytes(tiles[t]);
-        sc.tile = static_cast<int64_t>(t);
+    for (const Schedule& t : tile_choices(sc, true))  // as the kernel decides (gpu_printer.cpp)
+      if (tile_suits(sc, t, outputs, last)) {
+        sc.threads = work_items(t, outputs);
+        sc.shared = shared_bytes(t);
         break;
       }
   }

@@ -82,10 +82,10 @@ class CudaDevice : public Device {
   void load(const std::string& code, const kir::Plan& plan) override {
     gpu_.make_current();
     drop_graph();
-    entries_ = entry_points(plan);
+    std::vector<std::string> names = entry_points(plan);
     std::vector<long long> sizes;
     for (const kir::Buffer& b : plan.buffers) sizes.push_back(b.module_bytes());
-    module_ = load_module(gpu_, code, entries_.names, sizes);
+    module_ = load_module(gpu_, code, names, sizes);
     plan_ = &plan;
     launches_.clear();  // made at the first bind of this module
     params_.clear();  // the same at every length: walking the kernels for them is most of a bind
@@ -100,20 +100,19 @@ class CudaDevice : public Device {
       launches_.assign(plan_->kernels.size(), Launch{});
       limits_.clear();
       for (size_t k = 0; k < plan_->kernels.size(); ++k) {
+        launches_[k].fn = module_->functions[k];
         launches_[k].args.resize(params_[k].size());
         for (CUdeviceptr& a : launches_[k].args) launches_[k].params.push_back(&a);
+        limits_.push_back(function_limits(api(), launches_[k].fn));
       }
-      for (CUfunction f : module_->functions) limits_.push_back(function_limits(api(), f));
     }
     for (size_t k = 0; k < plan_->kernels.size(); ++k) {
       const kir::Kernel& kern = plan_->kernels[k];
       Launch& l = launches_[k];
-      size_t fn = entries_.of(*plan_, k);  // the tile this length takes
-      l.fn = module_->functions.at(fn);
       l.empty = kern.schedule.threads == 0;
       l.shape = launch_shape(kern.schedule.threads, static_cast<int>(kern.schedule.group), gpu_.limits());
       l.shape.dynamic_shared = static_cast<unsigned>(kern.schedule.shared);  // the staged copy at this length
-      validate_launch(kern, l.shape, limits_.at(fn), gpu_.limits());
+      validate_launch(kern, l.shape, limits_[k], gpu_.limits());
       for (size_t a = 0; a < params_[k].size(); ++a) l.args[a] = address[params_[k][a]];
     }
   }
@@ -210,7 +209,6 @@ class CudaDevice : public Device {
   std::shared_ptr<LoadedModule> module_;
   const kir::Plan* plan_ = nullptr;
   std::vector<Launch> launches_;
-  codegen::Entries entries_;            // the module's functions, by kernel and tile
   std::vector<FunctionLimits> limits_;  // of each function of the loaded module
   std::vector<std::vector<int>> params_;  // each kernel's buffer arguments
   CUgraphExec exec_ = nullptr;

@@ -80,7 +80,7 @@ const codegen::GpuPrinter& printer() {
 
 std::string program_source(const kir::Plan& p) { return printer().program(p); }
 
-codegen::Entries entry_points(const kir::Plan& p) { return printer().entry_points(p); }
+std::vector<std::string> entry_points(const kir::Plan& p) { return printer().entry_points(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
   return codegen::source_files(printer(), p, "prelude.metal", ".metal", "epilogue.metal");

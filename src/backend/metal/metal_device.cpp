@@ -32,8 +32,7 @@ class BufferFence : public Fence {
 };
 
 struct Launch {
-  std::vector<std::shared_ptr<MetalPipeline>> tiles;  // one per function of the kernel (codegen::Entries)
-  std::shared_ptr<MetalPipeline> pipeline;            // the one the length bound takes
+  std::shared_ptr<MetalPipeline> pipeline;
   std::vector<Binding> bindings;
   size_t groups = 0, threads = 0;  // 0 groups: nothing to launch
 };
@@ -132,7 +131,7 @@ class MtlDevice : public Device {
   void check_plan_info(const kir::Plan& plan);
   void validate(const kir::Kernel& k, const Launch& l) const;
   std::string nodes_of(const std::string& error) const;
-  codegen::Entries entries_;  // the functions that run each kernel of plan_, by tile
+  std::vector<std::string> entries_;  // the function that runs each kernel of plan_
 
   MetalDriver& d_;
   std::string target_;
@@ -191,11 +190,7 @@ void MtlDevice::load(const std::string& code, const kir::Plan& plan) {
   plan_ = &plan;
   check_plan_info(plan);
   entries_ = entry_points(plan);
-  for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    launches_.emplace_back();
-    for (size_t f = entries_.first[k]; f < entries_.first[k + 1]; ++f)
-      launches_.back().tiles.push_back(pipeline_of(d_, *library_, code_sha_, entries_.names[f]));
-  }
+  for (const std::string& entry : entries_) launches_.push_back({pipeline_of(d_, *library_, code_sha_, entry), {}, 0, 0});
 }
 
 // The library must be the one built for this plan: a wrong one would index past buffers.
@@ -219,7 +214,6 @@ void MtlDevice::bind(const std::vector<DevicePtr>& address) {
   for (size_t k = 0; k < plan_->kernels.size(); ++k) {
     const kir::Kernel& kern = plan_->kernels[k];
     Launch& l = launches_[k];
-    l.pipeline = l.tiles.at(entries_.of(*plan_, k) - entries_.first[k]);
     l.bindings.clear();
     for (int b : codegen::kernel_params(kern)) {
       size_t bytes = plan_->buffers[static_cast<size_t>(b)].bytes();
@@ -258,16 +252,15 @@ void MtlDevice::validate(const kir::Kernel& k, const Launch& l) const {
 // The ONNX nodes of the kernel an error names ("kernel k3: ..."), for the message; where
 // other kernels run the same function (same code), theirs too, each after its kernel's name.
 std::string MtlDevice::nodes_of(const std::string& error) const {
-  if (!plan_ || entries_.first.size() != plan_->kernels.size() + 1) return "";
+  if (!plan_ || entries_.size() != plan_->kernels.size()) return "";
   std::string found;
   int sharing = 0;
-  for (size_t k = 0; k < plan_->kernels.size(); ++k) {
-    const std::string& entry = entries_.names[entries_.of(*plan_, k)];
-    if (error.rfind("kernel " + entry + ":", 0) != 0) continue;
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    if (error.rfind("kernel " + entries_[k] + ":", 0) != 0) continue;
     const kir::Kernel& kern = plan_->kernels[k];
     std::string nodes;
     for (size_t i = 0; i < kern.nodes.size(); ++i) nodes += (i ? ", " : "") + kern.nodes[i];
-    found += (sharing++ ? "; " : "") + (kern.name == entry ? "" : kern.name + ", same code: ") + (nodes.empty() ? "none" : nodes);
+    found += (sharing++ ? "; " : "") + (kern.name == entries_[k] ? "" : kern.name + ", same code: ") + (nodes.empty() ? "none" : nodes);
   }
   return found.empty() ? "" : " (ONNX nodes: " + found + ")";
 }

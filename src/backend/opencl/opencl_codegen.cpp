@@ -89,7 +89,7 @@ const codegen::GpuPrinter& printer(const kir::Plan& p) {
 
 std::string program_source(const kir::Plan& p) { return printer(p).program(p); }
 
-codegen::Entries entry_points(const kir::Plan& p) { return printer(p).entry_points(p); }
+std::vector<std::string> entry_points(const kir::Plan& p) { return printer(p).entry_points(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
   return codegen::source_files(printer(p), p, "prelude.cl", ".cl", "epilogue.cl");

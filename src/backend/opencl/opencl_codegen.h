@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/gpu_printer.h"
 #include "kernel/kernel.h"
 #include "kernel/target_desc.h"
 
@@ -17,9 +16,8 @@ const kir::TargetDesc& target_desc();
 // buffer codegen::kernel_params(k) lists, the buffer's cl_mem then its byte offset (ulong).
 // cl_khr_fp64 is enabled only for a plan that computes in f64.
 std::string program_source(const kir::Plan& p);
-// The functions of program_source(p) that run each kernel: one per tile where a kernel over a
-// symbolic length holds several (codegen::Entries); kernels with the same code share them.
-codegen::Entries entry_points(const kir::Plan& p);
+// The function of program_source(p) that runs each kernel (kernels with the same code share one).
+std::vector<std::string> entry_points(const kir::Plan& p);
 // For --emit-source: the prelude, each kernel in a file of its own (under its own name and
 // buffer names, even where the program shares its function with another), the epilogue.
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);

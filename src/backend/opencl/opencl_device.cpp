@@ -82,8 +82,7 @@ class EventTimer : public Timer {
 };
 
 struct Launch {
-  std::vector<cl_kernel> tiles;  // one per function of the kernel (codegen::Entries)
-  cl_kernel kernel = nullptr;    // the one the length bound takes
+  cl_kernel kernel = nullptr;
   size_t global = 0, local = 0;  // work items in all, per group; 0: nothing to launch
 };
 
@@ -109,10 +108,9 @@ class ClDevice : public Device {
     program_ = shared_program(c_, code);
     plan_ = &plan;
     check_plan_info(plan);
-    entries_ = entry_points(plan);
+    std::vector<std::string> entries = entry_points(plan);
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      launches_.emplace_back();
-      for (size_t f = entries_.first[k]; f < entries_.first[k + 1]; ++f) launches_.back().tiles.push_back(make_kernel(entries_.names[f]));
+      launches_.push_back({make_kernel(entries[k]), 0, 0});
       params_.push_back(codegen::kernel_params(plan.kernels[k]));  // the same at every length of a symbolic plan
     }
   }
@@ -121,7 +119,6 @@ class ClDevice : public Device {
     for (size_t k = 0; k < plan_->kernels.size(); ++k) {
       const kir::Kernel& kern = plan_->kernels[k];
       Launch& l = launches_[k];
-      l.kernel = l.tiles.at(entries_.of(*plan_, k) - entries_.first[k]);
       const std::vector<int>& params = params_[k];
       for (size_t a = 0; a < params.size(); ++a) {
         auto [mem, at] = resolve(address[params[a]], 0);
@@ -261,14 +258,12 @@ class ClDevice : public Device {
   }
 
   void release_kernels() {
-    for (Launch& l : launches_)
-      for (cl_kernel t : l.tiles) a_.clReleaseKernel(t);
+    for (Launch& l : launches_) a_.clReleaseKernel(l.kernel);
     launches_.clear();
     params_.clear();
     program_.reset();
   }
 
-  codegen::Entries entries_;  // the program's functions, by kernel and tile
   Context& c_;
   const Api& a_;
   int index_;

@@ -20,7 +20,8 @@ void fuse_elementwise(kir::Plan& p, PassManager& pm);   // single-reader element
 void fuse_epilogues(kir::Plan& p, PassManager& pm);     // elementwise readers into their anchor
 void remove_dead_kernels(kir::Plan& p);                 // required clean-up, not numbered
 // Index / and % and comparisons folded by the loop variables' extents (the same values at every
-// point of the loops); not numbered. Not for a probe of a symbolic plan, whose extents change.
+// point of the loops); not numbered. Not for a probe of a symbolic plan, whose extents change;
+// a symbolic plan's own vars are bounded by its dims, affine in the symbols.
 void simplify_indices(kir::Plan& p);
 void block_constant_rows(kir::Plan& p, PassManager& pm);  // after the schedule: constants in tile order
 

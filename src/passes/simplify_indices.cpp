@@ -2,8 +2,10 @@
 // channel flip read through a Split and a Slice) unflatten a flat index with / and %, which
 // cost a division per element and keep the host compiler from vectorising a conv's inner loop:
 // with v2 in [0, 1024), ((v3 * 1024 + v2) / 1024) % 128 is v3 % 128, and that is v3 where v3 <
-// 128. Each rewrite gives the same value at every point of the kernel's loops, so the bytes
-// are unchanged; a rewrite is kept only where an operation goes away.
+// 128. In a symbolic plan the bounds are affine in the symbols (v2 over a dim T lies in
+// [0, T - 1]), so (v3 * T + v2) / T is v3 at every length. Each rewrite gives the same value at
+// every point of the kernel's loops, so the bytes are unchanged; a rewrite is kept only where
+// an operation goes away.
 #include <map>
 #include <optional>
 #include <unordered_map>

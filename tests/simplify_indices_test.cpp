@@ -217,5 +217,25 @@ TEST(SimplifyIndices, AProductOfTwoIndicesIsLeftAloneAndSharedSubtreesAreWalkedO
   EXPECT_EQ(deep.kernels[0].body->op, Op::Load);
 }
 
+// kir::same, which the passes use to recognise an index they built: node by node (types,
+// shapes and float bits included), and bounded: two equal trees too large to walk are kept
+// apart (false, the answer every caller takes as safe) instead of being printed and compared.
+TEST(SimplifyIndices, SameComparesNodesWithinABudget) {
+  auto built = [](int levels) {
+    ExprP f = add(mul(var(1), icst(1024)), var(2));
+    for (int level = 0; level < levels; ++level) f = add(binary(Fn::Mod, f, icst(1000003)), binary(Fn::Div, f, icst(7)));
+    return f;
+  };
+  EXPECT_TRUE(same(built(6), built(6)));  // separately built, 2^6-fold as trees
+  EXPECT_FALSE(same(built(6), built(7)));
+  EXPECT_FALSE(same(icst(1), cst(1, DType::i32)));
+  EXPECT_FALSE(same(cst(0.0, DType::f32), cst(-0.0, DType::f32)));
+  EXPECT_FALSE(same(load_flat(0, {4}, DType::f32, var(0)), load_flat(0, {8}, DType::f32, var(0))));
+  ExprP deep = built(48);
+  EXPECT_TRUE(same(deep, deep));            // the same node: at once
+  EXPECT_FALSE(same(deep, built(48)));      // 2^48 nodes as trees: the budget ends it
+  EXPECT_TRUE(same(built(10), built(10), int64_t{1} << 20));
+}
+
 }  // namespace
 }  // namespace lockstep

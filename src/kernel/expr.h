@@ -97,7 +97,10 @@ bool is_transcendental(const ExprP& e);  // contains exp/log/tanh/... (costly to
 const Expr* find_reduce(const ExprP& e);  // the Reduce node, or nullptr
 int max_var(const ExprP& e);              // highest Var index used, -1 if none
 void collect_loads(const ExprP& e, std::vector<const Expr*>& out);
-bool same(const ExprP& a, const ExprP& b);  // structural equality
+// Structural equality, node by node (bitwise for float constants), shared subtrees at once.
+// Gives up after visiting `budget` nodes and answers false (kept apart, which every caller
+// takes as the safe answer): a fused index held as a DAG can be exponentially large as a tree.
+bool same(const ExprP& a, const ExprP& b, int64_t budget = int64_t{1} << 16);
 
 // Canonical text, also the basis of hashing: "mul(load(b3,[v0,v1]),2.5f32)".
 std::string to_string(const ExprP& e);

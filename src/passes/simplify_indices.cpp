@@ -85,18 +85,6 @@ Range scaled(const Range& a, int64_t m) {
 // Whether every value of r lies in [0, d).
 bool below(const Range& r, const OptBound& d) { return nonneg(r.lo) && nonneg(plus(plus(d, number(-1)), times(r.hi, -1))); }
 
-// Structural equality that gives up (false: kept apart, which is always safe) after `budget`
-// nodes: a fused index tree held as a DAG can be exponentially large as a tree.
-bool equal(const ExprP& a, const ExprP& b, int& budget) {
-  if (a == b) return true;
-  if (--budget < 0 || a->op != b->op || a->fn != b->fn || a->type != b->type || a->i != b->i || a->f != b->f ||
-      a->buf != b->buf || a->flat != b->flat || a->shape != b->shape || a->args.size() != b->args.size())
-    return false;
-  for (size_t k = 0; k < a->args.size(); ++k)
-    if (!equal(a->args[k], b->args[k], budget)) return false;
-  return true;
-}
-
 // k * atom, times symbol `sym` where sym >= 0 (a symbolic plan's strides: v1 * T).
 struct Term {
   ExprP atom;
@@ -111,7 +99,7 @@ struct Linear {
   std::vector<Term> terms;
   void add(const ExprP& atom, int64_t k, int sym) {
     for (Term& t : terms)
-      if (int budget = 64; t.sym == sym && equal(t.atom, atom, budget)) {
+      if (t.sym == sym && same(t.atom, atom, 64)) {
         t.k += k;
         return;
       }

@@ -97,10 +97,11 @@ struct Term {
 struct Linear {
   int64_t c = 0;
   std::vector<Term> terms;
+  bool overflowed = false;  // a coefficient left int64: the sum is not to be used
   void add(const ExprP& atom, int64_t k, int sym) {
     for (Term& t : terms)
       if (t.sym == sym && same(t.atom, atom, 64)) {
-        t.k += k;
+        overflowed |= __builtin_add_overflow(t.k, k, &t.k);
         return;
       }
     terms.push_back({atom, k, sym});
@@ -196,7 +197,8 @@ class Simplifier {
           }
         }
       }
-      if (!below(range(r), by_const ? number(b->i) : unit(static_cast<size_t>(j), 1))) return nullptr;
+      if (q.overflowed || r.overflowed || !below(range(r), by_const ? number(b->i) : unit(static_cast<size_t>(j), 1)))
+        return nullptr;
       return build(e.fn == Fn::Div ? q : r);
     }
     if (decide && (e.fn == Fn::Lt || e.fn == Fn::Le)) {  // decided where a - b keeps one sign
@@ -245,7 +247,7 @@ class Simplifier {
       if (__builtin_mul_overflow(t.k, k, &v)) return false;
       l.add(t.atom, v, t.sym);
     }
-    return true;
+    return !l.overflowed;
   }
 
   // l = x * m * symbol j, where no term of x has a symbol factor already.
@@ -257,7 +259,7 @@ class Simplifier {
       if (t.sym >= 0 || __builtin_mul_overflow(t.k, m, &v)) return false;
       l.add(t.atom, v, j);
     }
-    return true;
+    return !l.overflowed;
   }
 
   Range range(const Linear& l) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "passes/generalise.h"
 #include "passes/passes.h"
 
 namespace lockstep {
@@ -21,18 +22,14 @@ namespace {
 bool is_index(const ExprP& e) { return e->type == DType::i64; }
 bool int_const(const ExprP& e) { return e->op == Op::Const && is_index(e); }
 
-// c + sum over j of k[j] * symbol j: a bound affine in the plan's symbols (a number in a
-// fixed plan). Symbols are lengths, never negative.
-struct Bound {
-  int64_t c = 0;
-  std::vector<int64_t> k;  // by symbol; missing entries are 0
-};
-using OptBound = std::optional<Bound>;
+// A bound affine in the plan's symbols (generalise's Affine: c + sum over j of k[j] * symbol
+// j, missing entries 0; a number in a fixed plan). Symbols are lengths, never negative.
+using OptBound = std::optional<Affine>;
 
-OptBound number(int64_t c) { return Bound{c, {}}; }
+OptBound number(int64_t c) { return Affine{c, {}}; }
 
 OptBound unit(size_t j, int64_t m) {
-  Bound b;
+  Affine b;
   b.k.assign(j + 1, 0);
   b.k[j] = m;
   return b;
@@ -40,7 +37,7 @@ OptBound unit(size_t j, int64_t m) {
 
 OptBound plus(const OptBound& a, const OptBound& b) {
   if (!a || !b) return std::nullopt;
-  Bound r = *a;
+  Affine r = *a;
   if (__builtin_add_overflow(r.c, b->c, &r.c)) return std::nullopt;
   if (r.k.size() < b->k.size()) r.k.resize(b->k.size(), 0);
   for (size_t j = 0; j < b->k.size(); ++j)
@@ -50,7 +47,7 @@ OptBound plus(const OptBound& a, const OptBound& b) {
 
 OptBound times(const OptBound& a, int64_t m) {
   if (!a) return std::nullopt;
-  Bound r = *a;
+  Affine r = *a;
   if (__builtin_mul_overflow(r.c, m, &r.c)) return std::nullopt;
   for (int64_t& k : r.k)
     if (__builtin_mul_overflow(k, m, &k)) return std::nullopt;
@@ -59,9 +56,7 @@ OptBound times(const OptBound& a, int64_t m) {
 
 // The bound's value where it has no symbol part.
 std::optional<int64_t> value(const OptBound& a) {
-  if (!a) return std::nullopt;
-  for (int64_t k : a->k)
-    if (k) return std::nullopt;
+  if (!a || !a->fixed()) return std::nullopt;
   return a->c;
 }
 
@@ -291,7 +286,7 @@ class Simplifier {
     Range x = by_const || j >= 0 ? range(linear(e->args[0])) : Range{};
     std::optional<int64_t> lo = value(x.lo), hi = value(x.hi);
     if ((by_const || j >= 0) && !nonneg(x.lo)) {
-      // a dividend that may be negative: unknown
+      r = {};  // a dividend that may be negative
     } else if (by_const) {
       int64_t c = e->args[1]->i;
       r = e->fn == Fn::Mod ? Range{number(0), number(hi && *hi < c ? *hi : c - 1)}
@@ -300,15 +295,11 @@ class Simplifier {
       r = {number(0), plus(unit(static_cast<size_t>(j), 1), number(-1))};
     } else if (j >= 0) {  // x / S: at most k where x <= k * S + c with c <= 0 (S >= 1 where it divides)
       r.lo = number(0);
+      size_t at = static_cast<size_t>(j);
+      int64_t kj = x.hi && at < x.hi->k.size() ? x.hi->k[at] : 0;
+      std::optional<int64_t> rest = value(plus(x.hi, unit(at, -kj)));  // x's bound less k * S
       if (hi) r.hi = number(*hi);
-      else if (x.hi && x.hi->c <= 0) {
-        Bound rest = *x.hi;
-        size_t at = static_cast<size_t>(j);
-        int64_t kj = at < rest.k.size() ? rest.k[at] : 0;
-        rest.c = 0;
-        if (at < rest.k.size()) rest.k[at] = 0;
-        if (value(rest) == 0 && kj >= 0) r.hi = number(kj);
-      }
+      else if (kj >= 0 && rest && *rest <= 0) r.hi = number(kj);
     } else if (const Linear& l = linear(e); l.terms.size() != 1 || l.terms[0].atom != e) {
       r = range(l);  // a sum or a multiple, over smaller atoms
     }

@@ -58,6 +58,35 @@ TEST_P(SymbolicLengths, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
   EXPECT_EQ(p->stats().binds, 4);
 }
 
+// x [1, 16, T] -> Conv 16 -> 16 channels, 3 taps. From T = 256 a GPU work group copies the
+// weights of its row blocks into shared memory; at most lengths a group's items straddle two
+// row blocks and the last group lies partly past the end, which the probe length (a multiple of
+// the group) never shows.
+Graph wide_conv() {
+  GraphBuilder b(23);
+  int x = b.input("x", DType::f32, {dim(1), dim(16), dim("T")});
+  Tensor w(DType::f32, {16, 16, 3});
+  for (int64_t k = 0; k < w.numel(); ++k) w.data<float>()[k] = 0.01f * static_cast<float>(k % 37) - 0.17f;
+  b.output(b.op("Conv", "/conv", {x, b.initializer("w", w)}, {{"pads", attr_ints({1, 1})}}));
+  return b.finish();
+}
+
+TEST_P(SymbolicLengths, GroupsStraddlingRowBlocksGiveTheBytesCompiledForTheLength) {
+  Graph g = wide_conv();
+  CompileOptions spec;
+  spec.symbolic = false;
+  std::unique_ptr<Program> p = compile(g, GetParam());
+  for (int64_t T : {300, 400, 257, 384, 1000}) {
+    Tensor x(DType::f32, {1, 16, T});
+    for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = 0.001f * static_cast<float>(k % 997) - 0.4f;
+    TensorMap in = {{"x", x}};
+    std::vector<Tensor> outs = p->run(in);
+    ASSERT_TRUE(p->stats().symbolic) << p->stats().note;
+    for (const Agreement& a : agreement_with_ref(g, in, outs)) EXPECT_TRUE(agrees(a)) << "T=" << T << ": " << describe(a);
+    EXPECT_EQ(sha_of(outs), sha_of(compile(g, GetParam(), spec)->run(in))) << "T=" << T;
+  }
+}
+
 // Three symbols: y = Conv(Concat(tanh(x), 2 * z)) with x [B, 4, T] and z [B, 4, U].
 Graph three_symbols() {
   GraphBuilder b(17);

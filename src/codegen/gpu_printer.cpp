@@ -131,14 +131,16 @@ std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& 
   std::string group = "(int64_t)" + g_.group_index + " * " + g_.group_size, step = "(int64_t)" + g_.group_count + " * " + g_.group_size;
   std::string loop = whole ? "  for (int64_t i0 = " + group + "; i0 < n; i0 += " + step + ") {\n    const int64_t i = i0 + " + g_.thread_index + ";\n"
                            : "  for (int64_t i = " + group + " + " + g_.thread_index + "; i < n; i += " + step + ") {\n";
-  src += loop;
   std::vector<std::string> bodies;
   for (const Schedule& t : tiles) bodies.push_back(tile_body(p, k, t, *red, narrow, whole));
-  if (bodies.size() == 1) return src + bodies[0] + "  }\n}\n";
+  if (bodies.size() == 1) return src + loop + bodies[0] + "  }\n}\n";
+  // A loop per tile, the branch outside it: a staging tile's barriers then lie in no branch
+  // inside a loop, which PoCL 3.1 ran wrong (sums differing run to run where the last group lay
+  // partly past the end, though every work item takes the same branch).
   for (size_t t = 0; t < bodies.size(); ++t)
-    src += std::string(t ? " else " : "    ") + (t + 1 < bodies.size() ? "if (tile == " + std::to_string(t) + ") " : "") + "{\n" +
-           bodies[t] + "    }";
-  return src + "\n  }\n}\n";
+    src += std::string(t ? " else " : "  ") + (t + 1 < bodies.size() ? "if (tile == " + std::to_string(t) + ") " : "") + "{\n" +
+           loop + bodies[t] + "  }\n  }";
+  return src + "\n}\n";
 }
 
 // The loop of a kernel without a reduction over its n elements, per_item of them a round per

@@ -320,6 +320,9 @@ TEST(Symbolic, CudaSourceCompilesWithNvrtc) {
   EXPECT_NE(all.find("return m == 0 ? x : (uint32_t)(((uint64_t)x * (m >> 32) + (((uint64_t)x * (uint32_t)m) >> 32)) >> 32);"),
             std::string::npos);
   EXPECT_NE(all.find("for (uint32_t i32 = "), std::string::npos);  // elementwise loops count in 32 bits
+  // A group that copies two row blocks finds them by the multiplier too, not a 64-bit division.
+  EXPECT_NE(all.find("const int64_t first_block = (n32 ? (int64_t)ls_udiv32((uint32_t)i0, "), std::string::npos);
+  EXPECT_EQ(all.find("/ per_block"), std::string::npos);
 }
 
 TEST(Symbolic, SpecialiseCompilesEachLength) {

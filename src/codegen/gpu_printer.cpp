@@ -63,6 +63,18 @@ std::string GpuPrinter::unflatten(const Plan& p, const Kernel& k, const std::vec
   return src;
 }
 
+// x / d for an index x in [0, n]: where the work items number under 2^32 and d is a run-time
+// divisor of the plan, by its multiplier (two multiplies); else a 64-bit division, a long
+// sequence when d is not a constant.
+std::string GpuPrinter::quotient(const Plan& p, const Kernel& k, const std::string& x, const ExprP& d, Narrow narrow) const {
+  std::string wide = "(" + x + " / " + size(d) + ")";
+  int j = d->op == Op::Const || k.symbols < 0 || narrow == Narrow::No ? -1 : divisor_slot(p, d);
+  if (j < 0) return wide;
+  std::string thin = "(int64_t)ls_udiv32((" + storage_type(DType::u32) + ")" + x + ", (" + storage_type(DType::u64) + ")" +
+                     buf_name(k.symbols) + "[" + std::to_string(p.symbols.size() + static_cast<size_t>(j)) + "])";
+  return narrow == Narrow::Yes ? thin : "(n32 ? " + thin + " : " + wide + ")";
+}
+
 std::vector<ExprP> GpuPrinter::dims(const Plan& p, int b) {
   std::vector<ExprP> d;
   for (size_t k = 0; k < p.buffers[b].shape.size(); ++k) d.push_back(dim_expr(p, b, k));
@@ -176,6 +188,11 @@ std::string GpuPrinter::element_rounds(const Plan& p, const Kernel& k, Narrow na
          "\n    }\n    }\n  }\n";
 }
 
+// Work items of one row block of tile t: the output's last dim / t.cols.
+ExprP GpuPrinter::row_block_items(const Plan& p, const Kernel& k, const Schedule& t) {
+  return kir::binary(Fn::Div, dim_expr(p, k.out, p.buffers[k.out].shape.size() - 1), icst(t.cols));
+}
+
 // One tile's work: in a loop of whole groups, the copy of two row blocks where it stages them
 // (a group's items straddle at most two while a row block holds a group of them) and the item's
 // outputs if it is not past the end; else the outputs, staging in place where it stages.
@@ -184,9 +201,12 @@ std::string GpuPrinter::tile_body(const Plan& p, const Kernel& k, const Schedule
   if (!whole) return reduction(p, k, t, red, narrow);
   std::string src;
   if (t.stage >= 0) {
-    size_t r = p.buffers[k.out].shape.size();
-    src = "    const int64_t per_block = " + size(kir::binary(Fn::Div, dim_expr(p, k.out, r - 1), icst(t.cols))) +
-          ";  // work items of one row block\n" + stage_operand(p, k, t, red, narrow);  // before the reduction that reads it
+    ExprP per_block = row_block_items(p, k, t);
+    src = "    const int64_t per_block = " + size(per_block) + ";  // work items of one row block\n";
+    if (t.stage_slots > 1)  // the row block of the group's first item, and how many there are
+      src += "    const int64_t first_block = " + quotient(p, k, "i0", per_block, narrow) + ";\n    const int64_t blocks = " +
+             quotient(p, k, "n", per_block, narrow) + ";\n";
+    src += stage_operand(p, k, t, red, narrow);  // before the reduction that reads it
   }
   return src + "    if (i < n) {\n" + reduction(p, k, t, red, narrow) + "    }\n";
 }
@@ -230,7 +250,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
     src += stage_operand(p, k, sc, red, narrow);
     set_staged({sc.stage, "ls_stage[" + staged_index(sc, red) + "]"});
   } else if (sc.stage >= 0) {  // tile_body copied both blocks the group's items lie in
-    src += "    const int64_t slot = i / per_block - i0 / per_block;\n";
+    src += "    const int64_t slot = " + quotient(p, k, "i", row_block_items(p, k, sc), narrow) + " - first_block;\n";
     set_staged({sc.stage, "ls_stage[slot * " + std::to_string(sc.rows * shape_numel(red.shape)) + " + " + staged_index(sc, red) + "]"});
   }
   src += "    " + at + " acc[" + n + "];\n";
@@ -269,7 +289,7 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
     std::vector<ExprP> blocks = dims(p, k.out);
     blocks.pop_back();
     blocks[r - 2] = icst(p.buffers[k.out].shape[r - 2] / sc.rows);
-    src += "    const int64_t q = i0 / per_block + e / " + std::to_string(block) + ";\n    if (q < n / per_block) {\n" +
+    src += "    const int64_t q = first_block + e / " + std::to_string(block) + ";\n    if (q < blocks) {\n" +
            unflatten(p, k, blocks, narrow, {{r - 2, "vb"}}, "q") + "      const int t = e % " + std::to_string(block) + ";\n";
     copy = "t";
   }

@@ -45,6 +45,9 @@ class GpuPrinter : public CPrinter {
   std::vector<std::string> same_code(const kir::Plan& p, std::vector<size_t>& first) const;
   std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
   // The loop of a kernel without a reduction, and one of its rounds (see gpu_printer.cpp).
+  static kir::ExprP row_block_items(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& t);
+  std::string quotient(const kir::Plan& p, const kir::Kernel& k, const std::string& x, const kir::ExprP& d,
+                       Narrow narrow) const;
   std::string elements(const kir::Plan& p, const kir::Kernel& k, Narrow narrow) const;
   std::string element_rounds(const kir::Plan& p, const kir::Kernel& k, Narrow narrow, const std::string& loop,
                              const std::string& at) const;

@@ -44,6 +44,30 @@ TEST(VerifyBisect, IsolatedNodesReadOutsideValuesAsInputsAndKeepInitializers) {
   EXPECT_EQ(run_reference(mul.graph, mul.inputs)[0].f, (std::vector<double>{2, 3, 4}));
 }
 
+// Nodes isolated from a model with a named length compile as the model does, one program for
+// every length: a bug of the symbolic program (PoCL once ran a symbolic opencl kernel wrong
+// that ran right compiled for the one length) then shows alone too.
+TEST(VerifyBisect, AnIsolatedInputKeepsItsNamedLength) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {dim(1), dim(3), dim("T")});
+  b.output(b.op("Tanh", "tanh", {x}));
+  Graph g = b.finish();
+  Tensor x5(DType::f32, {1, 3, 5});
+  for (int64_t k = 0; k < x5.numel(); ++k) x5.data<float>()[k] = 0.1f * static_cast<float>(k);
+  Isolated tanh = isolate(g, {0}, {{"x", x5}});
+  const std::vector<Dim>& d = tanh.graph.values[tanh.graph.inputs[0]].declared;
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].value, 1);
+  EXPECT_EQ(d[1].value, 3);
+  EXPECT_EQ(d[2].symbol, "T");
+  EXPECT_FALSE(d[2].known());
+  std::unique_ptr<Program> p = compile(tanh.graph, "cpu");
+  std::vector<Tensor> out = p->run(tanh.inputs);
+  EXPECT_TRUE(p->stats().symbolic) << p->stats().note;
+  ASSERT_EQ(out[0].shape, (Shape{1, 3, 5}));
+  for (int64_t k = 0; k < 15; ++k) EXPECT_FLOAT_EQ(out[0].data<float>()[k], std::tanh(0.1f * static_cast<float>(k)));
+}
+
 TEST(VerifyBisect, PassRecordParsesIntoNumberPassAndNodes) {
   PassApplication a = parse_pass_record("#141 fuse-epilogue: k486 into k485 (/dec/a/Conv, /dec/a/Add)");
   EXPECT_EQ(a.number, 141);

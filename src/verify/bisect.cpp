@@ -38,8 +38,12 @@ Isolated isolate(const Graph& g, std::vector<int> nodes, const TensorMap& values
       if (it == values.end()) throw Error("isolate: no value for '" + val.name + "'");
       const Tensor& t = it->second;
       val.type = TypeInfo{t.dtype, true, t.shape};
+      std::vector<Dim> was = std::move(val.declared);
       val.declared.clear();
-      for (int64_t d : t.shape) val.declared.push_back(Dim{d, ""});
+      // A named length stays named, so the nodes alone compile as the program did (one compile
+      // for every length, unless the options specialise) and its bugs show there too.
+      for (size_t k = 0; k < t.shape.size(); ++k)
+        val.declared.push_back(k < was.size() && !was[k].symbol.empty() ? Dim{-1, was[k].symbol} : Dim{t.shape[k], ""});
       out.inputs.push_back(remap[v]);
       iso.inputs[val.name] = t;
     }

@@ -36,11 +36,7 @@ std::string filled(std::string text, const std::string& key, const std::string& 
 std::string GpuPrinter::unflatten(const Plan& p, const Kernel& k, const std::vector<ExprP>& dims, Narrow narrow,
                                   const std::map<size_t, std::string>& renamed, const std::string& i) const {
   std::vector<ExprP> strides = strides_of(dims);
-  std::string src, u32 = storage_type(DType::u32), u64 = storage_type(DType::u64);
-  auto multiplier = [&](const ExprP& d) {
-    int j = d->op == Op::Const || k.symbols < 0 ? -1 : divisor_slot(p, d);
-    return j < 0 ? "" : "(" + u64 + ")" + buf_name(k.symbols) + "[" + std::to_string(p.symbols.size() + static_cast<size_t>(j)) + "]";
-  };
+  std::string src, u32 = storage_type(DType::u32);
   auto split = [](const std::string& idx, const std::string& stride, const std::string& dim) {
     std::string e = stride.empty() ? idx : "(" + idx + " / " + stride + ")";
     return dim.empty() ? e : e + " % " + dim;
@@ -51,7 +47,8 @@ std::string GpuPrinter::unflatten(const Plan& p, const Kernel& k, const std::vec
     bool unit = strides[d]->op == Op::Const && strides[d]->i == 1;
     std::string stride = unit ? "" : size(strides[d]), dim = d == 0 ? "" : size(dims[d]);
     std::string wide = split(i, stride, dim);
-    std::string thin = "(" + u32 + ")" + i, by = unit ? "" : multiplier(strides[d]), mod = d == 0 ? "" : multiplier(dims[d]);
+    std::string thin = "(" + u32 + ")" + i, by = unit ? "" : multiplier(p, k, strides[d]),
+                mod = d == 0 ? "" : multiplier(p, k, dims[d]);
     if (!unit) thin = by.empty() ? "(" + thin + " / (" + u32 + ")" + stride + ")" : "ls_udiv32(" + thin + ", " + by + ")";
     if (d > 0) thin = mod.empty() ? thin + " % (" + u32 + ")" + dim : "ls_umod32(" + thin + ", (" + u32 + ")" + dim + ", " + mod + ")";
     thin = "(int64_t)(" + thin + ")";
@@ -63,15 +60,21 @@ std::string GpuPrinter::unflatten(const Plan& p, const Kernel& k, const std::vec
   return src;
 }
 
+// The multiplier of run-time divisor d as kernel k reads it from the Symbols buffer; "" where
+// d is a constant or not one of the plan's divisors.
+std::string GpuPrinter::multiplier(const Plan& p, const Kernel& k, const ExprP& d) const {
+  int j = d->op == Op::Const || k.symbols < 0 ? -1 : divisor_slot(p, d);
+  return j < 0 ? "" : "(" + storage_type(DType::u64) + ")" + buf_name(k.symbols) + "[" +
+                          std::to_string(p.symbols.size() + static_cast<size_t>(j)) + "]";
+}
+
 // x / d for an index x in [0, n]: where the work items number under 2^32 and d is a run-time
 // divisor of the plan, by its multiplier (two multiplies); else a 64-bit division, a long
 // sequence when d is not a constant.
 std::string GpuPrinter::quotient(const Plan& p, const Kernel& k, const std::string& x, const ExprP& d, Narrow narrow) const {
-  std::string wide = "(" + x + " / " + size(d) + ")";
-  int j = d->op == Op::Const || k.symbols < 0 || narrow == Narrow::No ? -1 : divisor_slot(p, d);
-  if (j < 0) return wide;
-  std::string thin = "(int64_t)ls_udiv32((" + storage_type(DType::u32) + ")" + x + ", (" + storage_type(DType::u64) + ")" +
-                     buf_name(k.symbols) + "[" + std::to_string(p.symbols.size() + static_cast<size_t>(j)) + "])";
+  std::string wide = "(" + x + " / " + size(d) + ")", m = narrow == Narrow::No ? "" : multiplier(p, k, d);
+  if (m.empty()) return wide;
+  std::string thin = "(int64_t)ls_udiv32((" + storage_type(DType::u32) + ")" + x + ", " + m + ")";
   return narrow == Narrow::Yes ? thin : "(n32 ? " + thin + " : " + wide + ")";
 }
 

@@ -44,10 +44,13 @@ class GpuPrinter : public CPrinter {
   std::string code(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
   std::vector<std::string> same_code(const kir::Plan& p, std::vector<size_t>& first) const;
   std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& entry) const;
-  // The loop of a kernel without a reduction, and one of its rounds (see gpu_printer.cpp).
-  static kir::ExprP row_block_items(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& t);
+  // A run-time divisor's multiplier as kernel k reads it, and index x / d by it where it can.
+  std::string multiplier(const kir::Plan& p, const kir::Kernel& k, const kir::ExprP& d) const;
   std::string quotient(const kir::Plan& p, const kir::Kernel& k, const std::string& x, const kir::ExprP& d,
                        Narrow narrow) const;
+  // Work items of one row block of tile t.
+  static kir::ExprP row_block_items(const kir::Plan& p, const kir::Kernel& k, const kir::Schedule& t);
+  // The loop of a kernel without a reduction, and one of its rounds (see gpu_printer.cpp).
   std::string elements(const kir::Plan& p, const kir::Kernel& k, Narrow narrow) const;
   std::string element_rounds(const kir::Plan& p, const kir::Kernel& k, Narrow narrow, const std::string& loop,
                              const std::string& at) const;

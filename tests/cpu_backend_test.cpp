@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
 #include "frontend/onnx_export.h"
 #include "graph/builder.h"
+#include "passes/schedule.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program.h"
 #include "test_util.h"
@@ -96,6 +98,50 @@ TEST(CpuBackend, FusedAndUnfusedProgramsGiveTheSameBytes) {
   EXPECT_NE(log.back().find(" schedule: "), std::string::npos) << log.back();
   EXPECT_EQ(log.back().find("[skipped by --pass-limit]"), std::string::npos) << log.back();
   for (size_t k = 0; k + 1 < log.size(); ++k) EXPECT_NE(log[k].find("[skipped by --pass-limit]"), std::string::npos) << log[k];
+}
+
+// y1 = Conv(x, w1), y2 = Conv(x, w2): two kernels whose code differs only in their buffers.
+Graph twin_convs() {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim(1), dim(8), dim(40)});
+  for (int j = 1; j <= 2; ++j) {
+    Tensor w(DType::f32, {8, 8, 3});
+    for (int64_t k = 0; k < w.numel(); ++k) w.data<float>()[k] = 0.05f * static_cast<float>((k * 7 + j * 3) % 11) - 0.2f;
+    std::string n = "/conv" + std::to_string(j) + "/Conv";
+    b.output(b.op("Conv", n, {x, b.initializer(n + ".weight", w)}, {{"pads", attr_ints({1, 1})}}));
+  }
+  return b.finish();
+}
+
+// The program shares one range function between kernels that differ only in their buffers (a
+// decoder's repeated blocks: half its code, half its cold compile), each kernel passing its own.
+TEST(CpuBackend, KernelsDifferingOnlyInTheirBuffersShareOneFunction) {
+  Graph g = twin_convs();
+  TensorMap in;
+  Tensor x(DType::f32, {1, 8, 40});
+  for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = 0.03f * static_cast<float>(k % 17) - 0.25f;
+  in["x"] = x;
+  kir::Plan plan = lockstep::testing::plan_for(g, in);
+  choose_schedules(plan, cpu::target_desc());
+  // Each conv's kernels (its padded input's copy, the conv) run the other conv's twins.
+  ASSERT_EQ(plan.kernels.size() % 2, 0u) << kir::describe(plan);
+  std::string src = cpu::program_source(plan);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("_range(void* const* bufs, int64_t ls_begin, int64_t ls_end) {"), plan.kernels.size() / 2) << src;
+  EXPECT_EQ(count("_range, ls_args, "), plan.kernels.size()) << src;
+  EXPECT_EQ(count(" (runs k"), plan.kernels.size() / 2) << src;
+  const std::string second = plan.kernels.back().name;
+  EXPECT_EQ(src.find(second + "_range"), std::string::npos) << src;
+  // Each kernel's own file (--emit-source) still reads its buffers by name.
+  EXPECT_NE(cpu::source_files(plan)[plan.kernels.size()].second.find(second + "_range("), std::string::npos);
+  std::vector<Tensor> out = compile(g, "cpu")->run(in);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_NE(tensor_sha256(out[0]), tensor_sha256(out[1]));  // each call read its own weights
+  for (const Agreement& a : agreement_with_ref(g, in, out)) EXPECT_TRUE(agrees(a)) << describe(a);
 }
 
 // A symbolic dim: one Program compiles again for each new input shape.

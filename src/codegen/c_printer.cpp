@@ -238,6 +238,12 @@ std::string CPrinter::buf_name(int b) const {
   return "b" + std::to_string(b);
 }
 
+std::vector<int> kernel_params(const Kernel& k) {
+  std::vector<int> ps = {k.out};
+  for (int b : kernel_inputs(k)) ps.push_back(b);
+  return ps;
+}
+
 std::string CPrinter::comment(const Kernel& k, const std::string& note) const {
   std::string s = "// " + k.name + (note.empty() ? "" : " (" + note + ")") + ": ";
   for (size_t i = 0; i < k.nodes.size(); ++i) s += (i ? ", " : "") + comment_text(k.nodes[i]);

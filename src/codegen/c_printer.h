@@ -90,6 +90,10 @@ class CPrinter {
   CDialect d_;
 };
 
+// Buffers a kernel takes, in order: its output, then what it reads (a GPU kernel's parameters,
+// a shared host range function's array).
+std::vector<int> kernel_params(const kir::Kernel& k);
+
 // A printer's output as the files --emit-source writes: the prelude, one file per kernel
 // (named after it, with `kernel_ext`), the epilogue.
 template <class Printer>

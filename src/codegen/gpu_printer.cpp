@@ -11,12 +11,6 @@ namespace lockstep::codegen {
 
 using namespace kir;
 
-std::vector<int> kernel_params(const Kernel& k) {
-  std::vector<int> ps = {k.out};
-  for (int b : kernel_inputs(k)) ps.push_back(b);
-  return ps;
-}
-
 namespace {
 
 // `text` with every `key` replaced by `value`.

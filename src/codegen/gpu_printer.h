@@ -11,9 +11,6 @@
 
 namespace lockstep::codegen {
 
-// Buffers a GPU kernel takes as parameters, in order: its output, then what it reads.
-std::vector<int> kernel_params(const kir::Kernel& k);
-
 class GpuPrinter : public CPrinter {
  public:
   explicit GpuPrinter(GpuDialect d) : CPrinter(d), g_(std::move(d)) {}

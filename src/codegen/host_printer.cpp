@@ -1,6 +1,7 @@
 #include "codegen/host_printer.h"
 
 #include <algorithm>
+#include <map>
 
 #include "codegen/prelude.h"
 #include "core/error.h"
@@ -31,36 +32,28 @@ static inline void ls_run(ls_range_fn f, void* const* bufs, int64_t n, int64_t g
 )" + helper_functions(dialect());
 }
 
-std::string HostPrinter::signature(const Plan& p, const Kernel& k, const std::string& head) const {
+std::string HostPrinter::signature(const Plan& p, const Kernel& k, const std::string& head, bool by_position) const {
   const std::string& rs = dialect().restrict_kw;
-  std::string ot = storage_type(p.buffers[k.out].dtype);
+  std::vector<int> params = kernel_params(k);
   std::string src = head + " {\n";
-  src += "  " + ot + "* " + rs + " " + buf_name(k.out) + " = (" + ot + "*)bufs[" + std::to_string(k.out) + "];\n";
-  for (int b : kernel_inputs(k)) {
-    std::string t = storage_type(p.buffers[b].dtype);
-    src += "  const " + t + "* " + rs + " " + buf_name(b) + " = (const " + t + "*)bufs[" + std::to_string(b) + "];\n";
+  for (size_t a = 0; a < params.size(); ++a) {
+    int b = params[a];
+    std::string t = storage_type(p.buffers[b].dtype), c = a ? "const " : "";
+    src += "  " + c + t + "* " + rs + " " + buf_name(b) + " = (" + c + t + "*)bufs[" + std::to_string(by_position ? a : b) + "];\n";
   }
   return src;
 }
 
-std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
+// The outer loops of kernel k, outermost first: the dims before the last, the tile loop at
+// tile_at, a reduction's dim before the last in blocks of rows. They are flattened into one
+// range of iterations that the runtime splits between threads; each iteration is the same block
+// of work whichever thread runs it.
+std::vector<std::pair<std::string, std::string>> HostPrinter::outer_loops(const Plan& p, const Kernel& k) const {
   const Schedule& sc = k.schedule;
-  if (sc.loops != Schedule::Loops::Host) throw InternalError("internal: " + k.name + " has no host schedule");
   const Shape& s = p.buffers[k.out].shape;
-  size_t r = s.size();
-  if (sc.lanes < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] % sc.rows)))
-    throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " rows x " +
-                        std::to_string(sc.lanes) + " lanes does not tile " + shape_str(s));
-  std::string entry = "extern \"C\" void " + k.name + "(void* const* bufs)";
-  if (p.buffers[k.out].dims.empty() && shape_numel(s) == 0) return comment(k) + signature(p, k, entry) + read_symbols(p, k) + "}\n";
-  std::string L = std::to_string(sc.lanes), N = r ? dim(p, k.out, r - 1) : "1";
+  size_t r = s.size(), tile_at = static_cast<size_t>(sc.tile_at);
   std::string tiles = r ? size(kir::binary(Fn::Div, add(dim_expr(p, k.out, r - 1), icst(sc.lanes - 1)), icst(sc.lanes))) : "1";
-  // The outer loops, outermost first: the dims before the last, the tile loop at tile_at, a
-  // reduction's dim before the last in blocks of rows. They are flattened into one range of
-  // iterations that the runtime splits between threads; each iteration is the same block of
-  // work whichever thread runs it.
   std::vector<std::pair<std::string, std::string>> loops;
-  size_t tile_at = static_cast<size_t>(sc.tile_at);
   for (size_t d = 0; d + 1 < r || (d == tile_at && d < r); ++d) {
     if (d == tile_at) loops.push_back({"vt", tiles});
     bool blocked = sc.rows > 1 && d == r - 2;
@@ -69,11 +62,34 @@ std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
                               : std::pair<std::string, std::string>{"v" + std::to_string(d), dim(p, k.out, d)});
   }
   if (r == 0) loops.push_back({"vt", tiles});
-  std::string count;
-  for (const auto& l : loops) count += (count.empty() ? "" : " * ") + std::string("(int64_t)(") + l.second + ")";
-  // Never inlined into the entry: one thread or many, every iteration runs the same machine code.
-  std::string src = comment(k) + signature(p, k, "static __attribute__((noinline)) void " + k.name + "_range(void* const* bufs, int64_t ls_begin, int64_t ls_end)");
-  src += read_symbols(p, k);
+  return loops;
+}
+
+void HostPrinter::check_schedule(const Plan& p, const Kernel& k) const {
+  const Schedule& sc = k.schedule;
+  if (sc.loops != Schedule::Loops::Host) throw InternalError("internal: " + k.name + " has no host schedule");
+  const Shape& s = p.buffers[k.out].shape;
+  size_t r = s.size();
+  if (sc.lanes < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] % sc.rows)))
+    throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " rows x " +
+                        std::to_string(sc.lanes) + " lanes does not tile " + shape_str(s));
+}
+
+// A kernel of no elements (at its fixed shape) has no range function: its entry does nothing.
+bool HostPrinter::empty(const Plan& p, const Kernel& k) {
+  return p.buffers[k.out].dims.empty() && shape_numel(p.buffers[k.out].shape) == 0;
+}
+
+// The range function `head` { ... }: iterations [ls_begin, ls_end) of the outer loops, each a
+// tile of the output. `by_position`: it reads its buffers from an array of the kernel's own
+// (kernel_params order), so kernels that differ only in their buffers print the same.
+std::string HostPrinter::range(const Plan& p, const Kernel& k, const std::string& head, bool by_position) const {
+  const Schedule& sc = k.schedule;
+  const Shape& s = p.buffers[k.out].shape;
+  size_t r = s.size();
+  std::string L = std::to_string(sc.lanes), N = r ? dim(p, k.out, r - 1) : "1";
+  std::vector<std::pair<std::string, std::string>> loops = outer_loops(p, k);
+  std::string src = signature(p, k, head, by_position) + read_symbols(p, k);
   // The first iteration's loop indices by division, each later one's by counting on.
   src += "  int64_t ls_q = ls_begin;\n";
   for (size_t i = loops.size(); i-- > 1;)
@@ -86,17 +102,44 @@ std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
   src += "  {\n";
   src += "    const int64_t lo = vt * " + L + ";\n";
   src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n";
-  // Grain: the iterations a thread takes at the least, about kGrainWork element steps (an
-  // element's reduction steps, else the element), so that a small kernel runs on one thread.
-  const Expr* red = find_reduce(k.body);
-  int64_t work = sc.lanes * (red ? sc.rows * shape_numel(red->shape) : 1);
-  int64_t grain = std::max<int64_t>(1, kGrainWork / std::max<int64_t>(1, work));
-  std::string tail = "    " + next + "\n  }\n}\n" + signature(p, k, entry) + read_symbols(p, k) + "  ls_run(" + k.name +
-                     "_range, bufs, " + count + ", " + std::to_string(grain) + ");\n}\n";
-  if (red) return src + reduction(p, k, *red) + tail;
+  std::string tail = "    " + next + "\n  }\n}\n";
+  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red) + tail;
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
   return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n" + tail;
+}
+
+// The kernel's entry: it runs range function `fn` over the outer loops' iterations. `args`:
+// `fn` reads the kernel's buffers from an array of its own, in kernel_params order.
+std::string HostPrinter::entry(const Plan& p, const Kernel& k, const std::string& fn, bool args) const {
+  std::string src = signature(p, k, "extern \"C\" void " + k.name + "(void* const* bufs)", false) + read_symbols(p, k);
+  if (empty(p, k)) return src + "}\n";
+  std::string count;
+  for (const auto& l : outer_loops(p, k)) count += (count.empty() ? "" : " * ") + std::string("(int64_t)(") + l.second + ")";
+  // Grain: the iterations a thread takes at the least, about kGrainWork element steps (an
+  // element's reduction steps, else the element), so that a small kernel runs on one thread.
+  const Expr* red = find_reduce(k.body);
+  const Schedule& sc = k.schedule;
+  int64_t work = sc.lanes * (red ? sc.rows * shape_numel(red->shape) : 1);
+  int64_t grain = std::max<int64_t>(1, kGrainWork / std::max<int64_t>(1, work));
+  std::string bufs = "bufs";
+  if (args) {
+    src += "  void* const ls_args[] = {";
+    std::vector<int> params = kernel_params(k);
+    for (size_t a = 0; a < params.size(); ++a) src += (a ? ", " : "") + std::string("(void*)") + buf_name(params[a]);
+    src += "};\n";
+    bufs = "ls_args";
+  }
+  return src + "  ls_run(" + fn + ", " + bufs + ", " + count + ", " + std::to_string(grain) + ");\n}\n";
+}
+
+std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
+  check_schedule(p, k);
+  if (empty(p, k)) return comment(k) + entry(p, k, "", false);
+  // Never inlined into the entry: one thread or many, every iteration runs the same machine code.
+  std::string fn = k.name + "_range";
+  return comment(k) + range(p, k, "static __attribute__((noinline)) void " + fn + "(void* const* bufs, int64_t ls_begin, int64_t ls_end)", false) +
+         entry(p, k, fn, false);
 }
 
 // rows x lanes accumulators: each input row loaded serves `rows` outputs of the dim before the
@@ -148,9 +191,44 @@ std::string HostPrinter::epilogue(const Plan& p) const {
   return s;
 }
 
+// Kernels whose range functions are the same but for their buffers (a model's repeated blocks)
+// share the first one's, compiled once: the decoder's 247 kernels hold 120 distinct codes. A
+// shared function is visible to the whole shared object, since its callers may lie in other
+// translation units, each of which declares it.
 std::string HostPrinter::program(const Plan& p) const {
-  std::string src = prelude();
-  for (const Kernel& k : p.kernels) src += "\n" + std::string(kUnitBreak) + kernel(p, k);
+  const std::string args = "(void* const* bufs, int64_t ls_begin, int64_t ls_end)", placeholder = "ls_range_fn_";
+  std::map<std::string, size_t> seen;
+  std::vector<std::string> codes(p.kernels.size()), notes(p.kernels.size());
+  std::vector<size_t> first(p.kernels.size());
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const Kernel& kk = p.kernels[k];
+    check_schedule(p, kk);
+    first[k] = k;
+    if (empty(p, kk)) continue;
+    set_param_names(kernel_params(kk));
+    try {
+      codes[k] = range(p, kk, placeholder + args, true);
+    } catch (...) {
+      set_param_names({});  // later printing names buffers by number again
+      throw;
+    }
+    set_param_names({});
+    first[k] = seen.emplace(codes[k], k).first->second;
+    notes[first[k]] += comment(kk, first[k] == k ? "" : "runs " + p.kernels[first[k]].name + "_range");
+  }
+  std::string src = prelude(), linkage = "__attribute__((noinline, visibility(\"hidden\"))) void ";
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const Kernel& kk = p.kernels[k];
+    src += "\n" + std::string(kUnitBreak);
+    if (empty(p, kk)) {
+      src += comment(kk) + entry(p, kk, "", false);
+      continue;
+    }
+    std::string fn = p.kernels[first[k]].name + "_range";
+    if (first[k] == k) src += notes[k] + linkage + fn + codes[k].substr(placeholder.size());
+    else src += linkage + fn + "(void* const*, int64_t, int64_t);\n";
+    src += entry(p, kk, fn, true);
+  }
   return src + "\n" + kUnitBreak + epilogue(p);
 }
 

@@ -25,8 +25,14 @@ class HostPrinter : public CPrinter {
   std::string program(const kir::Plan& p) const;
 
  private:
-  // `head` { and a pointer for each buffer the kernel reads or writes.
-  std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& head) const;
+  // `head` { and a pointer for each buffer the kernel reads or writes, from bufs[buffer id] or,
+  // `by_position`, from bufs[its place in kernel_params].
+  std::string signature(const kir::Plan& p, const kir::Kernel& k, const std::string& head, bool by_position) const;
+  std::vector<std::pair<std::string, std::string>> outer_loops(const kir::Plan& p, const kir::Kernel& k) const;
+  void check_schedule(const kir::Plan& p, const kir::Kernel& k) const;
+  static bool empty(const kir::Plan& p, const kir::Kernel& k);
+  std::string range(const kir::Plan& p, const kir::Kernel& k, const std::string& head, bool by_position) const;
+  std::string entry(const kir::Plan& p, const kir::Kernel& k, const std::string& fn, bool args) const;
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
 };
 

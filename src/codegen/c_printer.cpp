@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "core/error.h"
 
@@ -242,6 +243,25 @@ std::vector<int> kernel_params(const Kernel& k) {
   std::vector<int> ps = {k.out};
   for (int b : kernel_inputs(k)) ps.push_back(b);
   return ps;
+}
+
+std::vector<std::string> CPrinter::by_position(const Plan& p, std::vector<size_t>& first,
+                                               const std::function<std::string(const Kernel&)>& print) const {
+  std::map<std::string, size_t> seen;
+  std::vector<std::string> texts(p.kernels.size());
+  first.assign(p.kernels.size(), 0);
+  try {
+    for (size_t k = 0; k < p.kernels.size(); ++k) {
+      set_param_names(kernel_params(p.kernels[k]));
+      texts[k] = print(p.kernels[k]);
+      first[k] = seen.emplace(texts[k], k).first->second;
+    }
+  } catch (...) {
+    set_param_names({});  // later printing names buffers by number again
+    throw;
+  }
+  set_param_names({});
+  return texts;
 }
 
 std::string CPrinter::comment(const Kernel& k, const std::string& note) const {

@@ -1,6 +1,7 @@
 // The C-style printing every target shares: expression trees, loads, stores and the reduction
 // step, spelled through the target's CDialect. The host and GPU printers build kernels on it.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,11 @@ class CPrinter {
   // Buffers printed by position instead of number ("p0" for params[0]): kernels that differ
   // only in which buffers they take then print the same. Empty: by number.
   void set_param_names(const std::vector<int>& params) const { params_ = params; }
+  // Each kernel's text from `print` with its buffers named by position (kernel_params), so that
+  // kernels differing only in their buffers (a model's repeated blocks) print the same;
+  // `first[k]` is the first kernel whose text is kernel k's.
+  std::vector<std::string> by_position(const kir::Plan& p, std::vector<size_t>& first,
+                                       const std::function<std::string(const kir::Kernel&)>& print) const;
 
  private:
   std::string unary(const kir::Expr& e, const std::string& a) const;

@@ -328,25 +328,9 @@ std::string GpuPrinter::epilogue(const Plan& p) const {
          ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";
 }
 
-// Each kernel's code with its buffers named by position (set_param_names), so that kernels
-// differing only in their buffers (a model's repeated blocks) print the same; `first[k]` is
-// the first kernel whose code is kernel k's. The entry is named kEntry in every one.
+// Each kernel's code as by_position prints it, the entry named kEntry in every one.
 std::vector<std::string> GpuPrinter::same_code(const Plan& p, std::vector<size_t>& first) const {
-  std::map<std::string, size_t> seen;
-  std::vector<std::string> codes(p.kernels.size());
-  first.assign(p.kernels.size(), 0);
-  try {
-    for (size_t k = 0; k < p.kernels.size(); ++k) {
-      set_param_names(kernel_params(p.kernels[k]));
-      codes[k] = code(p, p.kernels[k], kEntry);
-      first[k] = seen.emplace(codes[k], k).first->second;
-    }
-  } catch (...) {
-    set_param_names({});  // later printing names buffers by number again
-    throw;
-  }
-  set_param_names({});
-  return codes;
+  return by_position(p, first, [&](const Kernel& k) { return code(p, k, kEntry); });
 }
 
 std::vector<std::string> GpuPrinter::entry_points(const Plan& p) const {

@@ -1,7 +1,6 @@
 #include "codegen/host_printer.h"
 
 #include <algorithm>
-#include <map>
 
 #include "codegen/prelude.h"
 #include "core/error.h"
@@ -196,26 +195,15 @@ std::string HostPrinter::epilogue(const Plan& p) const {
 // shared function is visible to the whole shared object, since its callers may lie in other
 // translation units, each of which declares it.
 std::string HostPrinter::program(const Plan& p) const {
-  const std::string args = "(void* const* bufs, int64_t ls_begin, int64_t ls_end)", placeholder = "ls_range_fn_";
-  std::map<std::string, size_t> seen;
-  std::vector<std::string> codes(p.kernels.size()), notes(p.kernels.size());
-  std::vector<size_t> first(p.kernels.size());
-  for (size_t k = 0; k < p.kernels.size(); ++k) {
-    const Kernel& kk = p.kernels[k];
-    check_schedule(p, kk);
-    first[k] = k;
-    if (empty(p, kk)) continue;
-    set_param_names(kernel_params(kk));
-    try {
-      codes[k] = range(p, kk, placeholder + args, true);
-    } catch (...) {
-      set_param_names({});  // later printing names buffers by number again
-      throw;
-    }
-    set_param_names({});
-    first[k] = seen.emplace(codes[k], k).first->second;
-    notes[first[k]] += comment(kk, first[k] == k ? "" : "runs " + p.kernels[first[k]].name + "_range");
-  }
+  const std::string placeholder = "ls_range_fn_";
+  for (const Kernel& k : p.kernels) check_schedule(p, k);
+  std::vector<size_t> first;
+  std::vector<std::string> codes = by_position(p, first, [&](const Kernel& k) {
+    return empty(p, k) ? std::string() : range(p, k, placeholder + "(void* const* bufs, int64_t ls_begin, int64_t ls_end)", true);
+  });
+  std::vector<std::string> notes(p.kernels.size());  // the comments of the kernels sharing each function
+  for (size_t k = 0; k < p.kernels.size(); ++k)
+    if (!empty(p, p.kernels[k])) notes[first[k]] += comment(p.kernels[k], first[k] == k ? "" : "runs " + p.kernels[first[k]].name + "_range");
   std::string src = prelude(), linkage = "__attribute__((noinline, visibility(\"hidden\"))) void ";
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     const Kernel& kk = p.kernels[k];

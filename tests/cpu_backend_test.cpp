@@ -144,6 +144,32 @@ TEST(CpuBackend, KernelsDifferingOnlyInTheirBuffersShareOneFunction) {
   for (const Agreement& a : agreement_with_ref(g, in, out)) EXPECT_TRUE(agrees(a)) << describe(a);
 }
 
+// A conv to 13 channels: the tile rows (6 or 8) do not divide them, so the last row block takes
+// its own copy of the tile with the rest; every output row must still be computed once.
+TEST(CpuBackend, ARowBlockTheTileRowsDoNotDivideTakesTheRest) {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim(1), dim(8), dim(40)});
+  Tensor w(DType::f32, {13, 8, 3});
+  for (int64_t k = 0; k < w.numel(); ++k) w.data<float>()[k] = 0.04f * static_cast<float>((k * 5) % 13) - 0.25f;
+  b.output(b.op("Conv", "/conv/Conv", {x, b.initializer("w", w)}, {{"pads", attr_ints({1, 1})}}));
+  Graph g = b.finish();
+  TensorMap in;
+  Tensor xv(DType::f32, {1, 8, 40});
+  for (int64_t k = 0; k < xv.numel(); ++k) xv.data<float>()[k] = 0.02f * static_cast<float>(k % 23) - 0.2f;
+  in["x"] = xv;
+  kir::Plan plan = lockstep::testing::plan_for(g, in);
+  choose_schedules(plan, cpu::target_desc());
+  const kir::Kernel& conv = plan.kernels.back();
+  int64_t rows = conv.schedule.rows;
+  ASSERT_EQ(rows, std::min<int64_t>(cpu::target_desc().reduce_rows, 13)) << kir::describe(plan);
+  ASSERT_NE(13 % rows, 0);
+  std::string src = cpu::program_source(plan);
+  EXPECT_NE(src.find("if (vrow < " + std::to_string(13 / rows) + ") {"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int c = 0; c < " + std::to_string(13 % rows) + "; ++c)"), std::string::npos) << src;
+  std::vector<Tensor> out = compile(g, "cpu")->run(in);
+  for (const Agreement& a : agreement_with_ref(g, in, out)) EXPECT_TRUE(agrees(a)) << describe(a);
+}
+
 // A symbolic dim: one Program compiles again for each new input shape.
 TEST(CpuBackend, RecompilesWhenInputShapesChange) {
   GraphBuilder b(17);

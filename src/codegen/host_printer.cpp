@@ -44,9 +44,9 @@ std::string HostPrinter::signature(const Plan& p, const Kernel& k, const std::st
 }
 
 // The outer loops of kernel k, outermost first: the dims before the last, the tile loop at
-// tile_at, a reduction's dim before the last in blocks of rows. They are flattened into one
-// range of iterations that the runtime splits between threads; each iteration is the same block
-// of work whichever thread runs it.
+// tile_at, a reduction's dim before the last in blocks of rows (the last may hold fewer). They
+// are flattened into one range of iterations that the runtime splits between threads; each
+// iteration is the same block of work whichever thread runs it.
 std::vector<std::pair<std::string, std::string>> HostPrinter::outer_loops(const Plan& p, const Kernel& k) const {
   const Schedule& sc = k.schedule;
   const Shape& s = p.buffers[k.out].shape;
@@ -57,7 +57,7 @@ std::vector<std::pair<std::string, std::string>> HostPrinter::outer_loops(const 
     if (d == tile_at) loops.push_back({"vt", tiles});
     bool blocked = sc.rows > 1 && d == r - 2;
     if (d + 1 < r)
-      loops.push_back(blocked ? std::pair<std::string, std::string>{"vrow", std::to_string(s[d] / sc.rows)}
+      loops.push_back(blocked ? std::pair<std::string, std::string>{"vrow", std::to_string((s[d] + sc.rows - 1) / sc.rows)}
                               : std::pair<std::string, std::string>{"v" + std::to_string(d), dim(p, k.out, d)});
   }
   if (r == 0) loops.push_back({"vt", tiles});
@@ -69,7 +69,7 @@ void HostPrinter::check_schedule(const Plan& p, const Kernel& k) const {
   if (sc.loops != Schedule::Loops::Host) throw InternalError("internal: " + k.name + " has no host schedule");
   const Shape& s = p.buffers[k.out].shape;
   size_t r = s.size();
-  if (sc.lanes < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] % sc.rows)))
+  if (sc.lanes < 1 || sc.rows < 1 || (sc.rows > 1 && (r < 2 || s[r - 2] < sc.rows)))
     throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " rows x " +
                         std::to_string(sc.lanes) + " lanes does not tile " + shape_str(s));
 }
@@ -102,7 +102,13 @@ std::string HostPrinter::range(const Plan& p, const Kernel& k, const std::string
   src += "    const int64_t lo = vt * " + L + ";\n";
   src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n";
   std::string tail = "    " + next + "\n  }\n}\n";
-  if (const Expr* red = find_reduce(k.body)) return src + reduction(p, k, *red) + tail;
+  if (const Expr* red = find_reduce(k.body)) {
+    // The last row block of a dim the rows do not divide: its own copy, with fewer rows.
+    int64_t rest = sc.rows > 1 ? s[r - 2] % sc.rows : 0;
+    if (!rest) return src + reduction(p, k, *red, sc.rows) + "  }\n" + tail;
+    return src + "    if (vrow < " + std::to_string(s[r - 2] / sc.rows) + ") {\n" + reduction(p, k, *red, sc.rows) +
+           "    } else {\n" + reduction(p, k, *red, rest) + "    }\n  }\n" + tail;
+  }
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
   return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n" + tail;
@@ -141,19 +147,19 @@ std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
          entry(p, k, fn, false);
 }
 
-// rows x lanes accumulators: each input row loaded serves `rows` outputs of the dim before the
-// last, and the full-tile lane loop vectorises.
-std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red) const {
+// `rows` x lanes accumulators (the schedule's rows, or fewer in the last block): each input row
+// loaded serves `rows` outputs of the dim before the last, and the full-tile lane loop vectorises.
+std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& red, int64_t rows) const {
   const Schedule& sc = k.schedule;
   const Shape& s = p.buffers[k.out].shape;
   size_t r = s.size();
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused", cv = r >= 2 ? "v" + std::to_string(r - 2) : "";
   std::string at = compute_type(red.type), L = std::to_string(sc.lanes), R = std::to_string(sc.rows);
-  std::string RL = std::to_string(sc.rows * sc.lanes), acc = "acc[c * " + L + " + j]";
+  std::string RL = std::to_string(rows * sc.lanes), acc = "acc[c * " + L + " + j]";
   if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vrow", "c"});
   std::string step = reduce_step(red, acc);
   // Row c of the block: the blocked dim's index, then the lane loop.
-  std::string row = sc.rows > 1 ? "for (int c = 0; c < " + R + "; ++c) { const int64_t " + cv + " = vrow * " + R +
+  std::string row = sc.rows > 1 ? "for (int c = 0; c < " + std::to_string(rows) + "; ++c) { const int64_t " + cv + " = vrow * " + R +
                                       " + c; (void)" + cv + ";\n"
                                 : "{ const int c = 0;\n";
   std::string lane = "const int64_t " + lv + " = lo + j; (void)" + lv + ";";
@@ -168,7 +174,7 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
   src += "    }\n    } else {\n" + loops + "    {\n";
   src += "        " + row + "        for (int j = 0; j < n; ++j) { " + lane + " " + step + " }\n        }\n    }\n    }\n";
   src += "    " + row + "    for (int64_t j = 0; j < n; ++j) {\n      " + lane + "\n";
-  src += "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n  }\n";
+  src += "      " + store(p, k, out_index(p, k.out), expr(k.body, acc)) + "\n    }\n    }\n";
   set_tile_row({});
   return src;
 }

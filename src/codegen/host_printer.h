@@ -33,7 +33,7 @@ class HostPrinter : public CPrinter {
   static bool empty(const kir::Plan& p, const kir::Kernel& k);
   std::string range(const kir::Plan& p, const kir::Kernel& k, const std::string& head, bool by_position) const;
   std::string entry(const kir::Plan& p, const kir::Kernel& k, const std::string& fn, bool args) const;
-  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red) const;
+  std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red, int64_t rows) const;
 };
 
 }  // namespace lockstep::codegen

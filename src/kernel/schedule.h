@@ -15,7 +15,8 @@ struct Schedule {
   };
   Loops loops = Loops::Unset;
   // Both: consecutive indices of the dim before the last that one host tile or GPU work item
-  // computes (each input row loaded serves all of them); 1 unless the kernel reduces.
+  // computes (each input row loaded serves all of them); 1 unless the kernel reduces. They
+  // divide the dim on a GPU; a host dim they do not divide ends in a tile of the rest.
   int64_t rows = 1;
   // Host: elements of the last dim per tile (a reduction keeps rows x lanes accumulators).
   int64_t lanes = 0;

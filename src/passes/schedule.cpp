@@ -39,13 +39,22 @@ int64_t rows_dividing(const Buffer& b, int64_t most) {
   return rows;
 }
 
+// Rows of a host reduction tile: `most`, or the whole dim before the last where it is shorter;
+// a dim they do not divide ends in a block of the rest (the printer's second copy of the tile).
+// 1 for rank < 2 and for a dim that varies with the length.
+int64_t host_rows(const Buffer& b, int64_t most) {
+  const Shape& s = b.shape;
+  if (s.size() < 2 || !fixed_dim(b, s.size() - 2) || most < 1) return 1;
+  return std::min(most, std::max<int64_t>(1, s[s.size() - 2]));
+}
+
 Schedule host_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
   const Shape& s = b.shape;
   Schedule h;
   h.loops = Schedule::Loops::Host;
   size_t r = s.size();
   h.lanes = red ? t.reduce_lanes : t.element_lanes;
-  h.rows = red ? rows_dividing(b, t.reduce_rows) : 1;
+  h.rows = red ? host_rows(b, t.reduce_rows) : 1;
   h.tile_at = red && r >= 2 ? static_cast<int64_t>(r) - 2 : (r ? static_cast<int64_t>(r) - 1 : 0);
   return h;
 }

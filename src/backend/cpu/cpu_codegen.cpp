@@ -10,11 +10,15 @@ const kir::TargetDesc& target_desc() {
     kir::TargetDesc t;
     t.name = "cpu";
     t.max_buffer_args = 0;  // a kernel takes one array of buffer pointers
-    // Accumulators per row of a tile: two AVX-512 vectors (8 rows: 16 of its 32 registers,
-    // one input load per 16 FMAs, not per 8) or two AVX2 ones (8 rows fill its 16 registers).
-    t.reduce_lanes = __builtin_cpu_supports("avx512f") ? 32 : 16;
+    // Accumulators per row of a tile: two vectors, so each input load serves two FMAs a row.
+    // Rows of the dim before the last per tile: 8 with AVX-512 (16 accumulators of its 32
+    // registers); 6 with AVX2, whose 16 registers hold 12 accumulators, two inputs and a
+    // weight: 8 rows spilled three accumulators, each step then waiting on a store and a
+    // reload (a 2-core Zen 3: the flow's convs 1.6x slower, docs/perf.md).
+    bool avx512 = __builtin_cpu_supports("avx512f");
+    t.reduce_lanes = avx512 ? 32 : 16;
     t.element_lanes = 256;  // elements per tile of a kernel without a reduction
-    t.reduce_rows = 8;      // rows of the dim before the last per reduction tile
+    t.reduce_rows = avx512 ? 8 : 6;
     return t;
   }();
   return d;

@@ -30,9 +30,13 @@ namespace {
 // module does not bring in an OpenMP runtime.
 // -mprefer-vector-width=512: on a CPU with AVX-512, 16 lanes where GCC would take 8 (the
 // decoder 14% faster on the development machine); lanes are outputs, so no value changes.
+// -fschedule-insns -fsched-pressure: GCC's scheduling before register allocation, which it
+// leaves off on x86, bounded by register pressure; the math library's long dependent chains
+// then interleave (a gated tanh * sigmoid kernel 16% faster on a Zen 3). Order of
+// instructions only: the same operations, so the same bits.
 const char* kFlags =
     "-std=c++17 -O3 -march=native -mprefer-vector-width=512 -fopenmp-simd -fPIC -shared -ffp-contract=off "
-    "-fno-trapping-math -fwrapv -fno-math-errno";
+    "-fno-trapping-math -fwrapv -fno-math-errno -fschedule-insns -fsched-pressure";
 
 std::vector<std::string> compiler() {
   const char* c = std::getenv("LOCKSTEP_CXX");

@@ -100,6 +100,13 @@ TEST(CpuBackend, FusedAndUnfusedProgramsGiveTheSameBytes) {
   for (size_t k = 0; k + 1 < log.size(); ++k) EXPECT_NE(log[k].find("[skipped by --pass-limit]"), std::string::npos) << log[k];
 }
 
+// x[1, 8, 40] for the conv tests: step * (k % period) - offset at flat index k.
+TensorMap conv_input(float step, int64_t period, float offset) {
+  Tensor x(DType::f32, {1, 8, 40});
+  for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = step * static_cast<float>(k % period) - offset;
+  return {{"x", x}};
+}
+
 // y1 = Conv(x, w1), y2 = Conv(x, w2): two kernels whose code differs only in their buffers.
 Graph twin_convs() {
   GraphBuilder b(17);
@@ -117,10 +124,7 @@ Graph twin_convs() {
 // decoder's repeated blocks: half its code, half its cold compile), each kernel passing its own.
 TEST(CpuBackend, KernelsDifferingOnlyInTheirBuffersShareOneFunction) {
   Graph g = twin_convs();
-  TensorMap in;
-  Tensor x(DType::f32, {1, 8, 40});
-  for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = 0.03f * static_cast<float>(k % 17) - 0.25f;
-  in["x"] = x;
+  TensorMap in = conv_input(0.03f, 17, 0.25f);
   kir::Plan plan = lockstep::testing::plan_for(g, in);
   choose_schedules(plan, cpu::target_desc());
   // Each conv's kernels (its padded input's copy, the conv) run the other conv's twins.
@@ -153,10 +157,7 @@ TEST(CpuBackend, ARowBlockTheTileRowsDoNotDivideTakesTheRest) {
   for (int64_t k = 0; k < w.numel(); ++k) w.data<float>()[k] = 0.04f * static_cast<float>((k * 5) % 13) - 0.25f;
   b.output(b.op("Conv", "/conv/Conv", {x, b.initializer("w", w)}, {{"pads", attr_ints({1, 1})}}));
   Graph g = b.finish();
-  TensorMap in;
-  Tensor xv(DType::f32, {1, 8, 40});
-  for (int64_t k = 0; k < xv.numel(); ++k) xv.data<float>()[k] = 0.02f * static_cast<float>(k % 23) - 0.2f;
-  in["x"] = xv;
+  TensorMap in = conv_input(0.02f, 23, 0.2f);
   kir::Plan plan = lockstep::testing::plan_for(g, in);
   choose_schedules(plan, cpu::target_desc());
   const kir::Kernel& conv = plan.kernels.back();

@@ -34,9 +34,13 @@ namespace {
 // leaves off on x86, bounded by register pressure; the math library's long dependent chains
 // then interleave (a gated tanh * sigmoid kernel 16% faster on a Zen 3). Order of
 // instructions only: the same operations, so the same bits.
+// -fno-loop-interchange: GCC 12's -O3 interchanged a tile's two reduction loops (a transposed
+// conv phase's 16 channels and 2 taps, summed into the tile's array at a 5-column length),
+// which reorders every output's float sum: other bits than the other targets' and the symbolic
+// program's. The sums run in the loops' order as printed.
 const char* kFlags =
     "-std=c++17 -O3 -march=native -mprefer-vector-width=512 -fopenmp-simd -fPIC -shared -ffp-contract=off "
-    "-fno-trapping-math -fwrapv -fno-math-errno -fschedule-insns -fsched-pressure";
+    "-fno-trapping-math -fwrapv -fno-math-errno -fschedule-insns -fsched-pressure -fno-loop-interchange";
 
 std::vector<std::string> compiler() {
   const char* c = std::getenv("LOCKSTEP_CXX");

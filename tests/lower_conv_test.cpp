@@ -1,4 +1,4 @@
-// How a strided 1-D ConvTranspose is lowered: phase by phase into [N, Co, s, T/s] where the
+// How a strided 1-D ConvTranspose is lowered: phase by phase into [N, s, Co, T/s] where the
 // output length is a multiple of the stride (values: the harness cases, on every target).
 #include <gtest/gtest.h>
 
@@ -34,12 +34,15 @@ bool has_buffer(const Plan& p, const Shape& s) {
 }
 
 TEST(LowerConvTranspose, AnOutputLengthTheStrideDividesIsComputedPhaseByPhase) {
-  Plan p = lowered(2);  // 3 * 5 + 6 - 3 = 18 outputs: 3 phases of 6
-  EXPECT_TRUE(has_buffer(p, {1, 4, 3, 6})) << describe(p);
+  Plan p = lowered(2);  // 3 * 5 + 6 - 3 = 18 outputs: 3 phases of 6, phases outermost
+  EXPECT_TRUE(has_buffer(p, {1, 3, 4, 6})) << describe(p);
   EXPECT_TRUE(has_buffer(p, {1, 4, 18})) << describe(p);
   const Kernel& up = p.kernels[p.kernels.size() - 2];
   ASSERT_NE(find_reduce(up.body), nullptr) << describe(p);
   EXPECT_EQ(find_reduce(up.body)->shape, (Shape{2, 2}));  // 2 channels of a group x 2 taps a phase
+  // The stride divides the kernel: every tap of every phase is real, the term a plain product.
+  const Expr& term = *find_reduce(up.body)->args[0];
+  EXPECT_TRUE(term.op == Op::Binary && term.fn == Fn::Mul) << to_string(find_reduce(up.body)->args[0]);
 }
 
 TEST(LowerConvTranspose, OtherLengthsKeepTheDirectForm) {

@@ -144,12 +144,16 @@ bool lower_transposed_direct(Lowering& L, int n, const ConvGeometry& geo) {
 }
 
 // A strided 1-D transposed conv whose output length is a multiple of its stride s, computed
-// phase by phase: y[n, co, q*s + ph] = Y[n, co, ph, q]. In phase ph the taps are k = k0(ph) +
+// phase by phase: y[n, co, q*s + ph] = Y[n, ph, co, q]. In phase ph the taps are k = k0(ph) +
 // m*s and the input position q + m + c(ph), so a row of phases reads its weights once and
 // consecutive q read consecutive inputs of a zero-padded copy (no bounds check or division per
-// element). The nonzero terms and their order are lower_transposed_direct's (a tap past the
-// input adds w * 0 where that one added 0: the same sum), so are the bytes; y is Y interleaved,
-// by a kernel of its own.
+// element). Phases outermost: the dim before the last is then the output channel, whose rows a
+// tile blocks (they share each input load and the tap's mask), where [n, co, ph, q] gave it the
+// s phases, which share neither. The nonzero terms and their order are
+// lower_transposed_direct's (a tap past the input adds w * 0 where that one added 0: the same
+// sum); where s divides K every tap is real, the term a plain product, and the sum steps by
+// fma as a Conv's does (so its bits are not the direct form's). y is Y interleaved, by a kernel
+// of its own.
 bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   const Node& node = L.g.nodes[n];
   int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
@@ -172,15 +176,22 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   ExprP k0 = first.of(ph);
   ExprP k = add(k0, mul(m, icst(s)));
   ExprP c = binary(Fn::Div, sub(add(ph, k0), icst(A)), icst(s));  // an exact division
-  ExprP tap = lt(k, icst(K));
   xi.push_back(add(add(v(3), m), add(c, icst(-lo))));
-  wi.push_back(select(tap, sub(icst(K - 1), k), icst(0)));
   DType t = L.type(y).dtype;
   const Shape& ps = L.plan.buffers[xp].shape;
-  ExprP term = select(tap, binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi)), cst(0, t));
-  Shape phases = {ys[0], ys[1], s, Q};
-  int b = L.emit_temp(n, t, phases, conv_sum(L, n, term, 4, {Cg, M}));
-  L.emit(n, y, load(b, phases, t, {v(0), v(1), binary(Fn::Mod, v(2), icst(s)), binary(Fn::Div, v(2), icst(s))}));
+  ExprP term;
+  if (K % s == 0) {  // every phase has K / s real taps: a plain product, summed by fma
+    wi.push_back(sub(icst(K - 1), k));
+    term = binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi));
+  } else {  // the phases with fewer real taps mask the rest
+    ExprP tap = lt(k, icst(K));
+    wi.push_back(select(tap, sub(icst(K - 1), k), icst(0)));
+    term = select(tap, binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi)), cst(0, t));
+  }
+  Shape phases = {ys[0], s, ys[1], Q};
+  ExprP sum = substitute(conv_sum(L, n, term, 4, {Cg, M}), {v(0), v(2), v(1), v(3)}, 0);  // co <-> ph
+  int b = L.emit_temp(n, t, phases, sum);
+  L.emit(n, y, load(b, phases, t, {v(0), binary(Fn::Mod, v(2), icst(s)), v(1), binary(Fn::Div, v(2), icst(s))}));
   L.plan.kernels.back().materialise = true;  // read in order by the resblocks' several kernels
   return true;
 }

@@ -5,7 +5,8 @@
 // the conv per term, and the group's input window staged in shared memory with the pad applied
 // while copying. All sum every output in the same order (ci outer, tap inner, fmaf), so the
 // outputs must be the same bytes; the program says whether they are.
-// Build and run on a machine with nvcc: nvcc -O3 -fmad=false -arch=sm_90 conv_stage_micro.cu && ./a.out
+// Build and run on a machine with nvcc: nvcc -O3 -fmad=false -arch=sm_90 [-DDIL=3] conv_stage_micro.cu && ./a.out
+// (DIL: the taps' dilation, 1 by default; the adjacent-column forms run only at 1).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +22,10 @@
     }                                                                              \
   } while (0)
 
-constexpr int C = 32, K = 11, P = 5, L = 65536, LP = L + 2 * P;
+#ifndef DIL
+#define DIL 1  // the decoder's resblocks use 1, 3 and 5
+#endif
+constexpr int C = 32, K = 11, D = DIL, P = D * (K - 1) / 2, L = 65536, LP = L + 2 * P;
 
 // LeakyRelu(0.1) as lockstep prints it, or nothing.
 template <bool LEAKY>
@@ -94,14 +98,14 @@ __global__ void __launch_bounds__(256, 3) conv_spread(float* __restrict__ y, con
     __syncthreads();
     float acc[32];
     for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
-    auto padded = [&](int64_t ci, int l, int k) { return x[ci * LP + l * 16384 + vl + k]; };
-    auto inside = [&](int64_t ci, int l, int k) { return act<LEAKY>(x[ci * L + l * 16384 + vl + k - P]); };
+    auto padded = [&](int64_t ci, int l, int k) { return x[ci * LP + l * 16384 + vl + k * D]; };
+    auto inside = [&](int64_t ci, int l, int k) { return act<LEAKY>(x[ci * L + l * 16384 + vl + k * D - P]); };
     auto checked = [&](int64_t ci, int l, int k) {
-      const int64_t t = l * 16384 + vl + k - P;
+      const int64_t t = l * 16384 + vl + k * D - P;
       return t >= 0 && t < L ? act<LEAKY>(x[ci * L + t]) : 0.0f;
     };
     if (R == Read::Padded) spread_sums(acc, ws, 0, C, padded);
-    else if (R == Read::Fast && vl - P >= 0 && 3 * 16384 + vl + (K - 1) - P < L) spread_sums(acc, ws, 0, C, inside);
+    else if (R == Read::Fast && vl - P >= 0 && 3 * 16384 + vl + (K - 1) * D - P < L) spread_sums(acc, ws, 0, C, inside);
     else spread_sums(acc, ws, 0, C, checked);
 #pragma unroll
     for (int c = 0; c < 8; ++c)
@@ -118,7 +122,7 @@ __global__ void __launch_bounds__(256, 2) conv_staged(float* __restrict__ y, con
   extern __shared__ __align__(16) unsigned char sh[];
   float* const ws = (float*)sh;                  // [ci][k][row]
   float* const xs = ws + 8 * K * C;              // [ci of the chunk][l][256 + K - 1]
-  constexpr int W = 256 + K - 1;
+  constexpr int W = 256 + D * (K - 1);
   const int64_t i0 = (int64_t)blockIdx.x * blockDim.x, i = i0 + threadIdx.x;
   const int64_t vb = (uint32_t)i0 / 16384u % 4u, vl0 = (uint32_t)i0 % 16384u, vl = vl0 + threadIdx.x;
   stage_weights(ws, w, vb);
@@ -132,7 +136,7 @@ __global__ void __launch_bounds__(256, 2) conv_staged(float* __restrict__ y, con
       xs[e] = (col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
     }
     __syncthreads();
-    spread_sums(acc, ws, c0, c0 + CI, [&](int ci, int l, int k) { return xs[((ci - c0) * 4 + l) * W + threadIdx.x + k]; });
+    spread_sums(acc, ws, c0, c0 + CI, [&](int ci, int l, int k) { return xs[((ci - c0) * 4 + l) * W + threadIdx.x + k * D]; });
   }
   if (i >= 65536) return;
 #pragma unroll
@@ -239,6 +243,52 @@ __global__ void __launch_bounds__(256, 2) conv_pipe(float* __restrict__ y, const
   store_adjacent(y, acc, bias, vb, col0 + t * 4);
 }
 
+// conv_staged's spread tile with the copy overlapped as in conv_pipe: the next chunk's window
+// loaded into registers before the current chunk's sums, stored into the other buffer after.
+template <int CI>
+__global__ void __launch_bounds__(256, 2) conv_spread_pipe(float* __restrict__ y, const float* __restrict__ w,
+                                                           const float* __restrict__ x, const float* __restrict__ bias) {
+  extern __shared__ __align__(16) unsigned char sh[];
+  float* const ws = (float*)sh;
+  constexpr int W = 256 + D * (K - 1), PER = (CI * 4 * W + 255) / 256;
+  float* const xs = ws + 8 * K * C;  // two buffers of [CI][4][W]
+  const int64_t i0 = (int64_t)blockIdx.x * blockDim.x, i = i0 + threadIdx.x;
+  const int64_t vb = (uint32_t)i0 / 16384u % 4u, vl0 = (uint32_t)i0 % 16384u, vl = vl0 + threadIdx.x;
+  const int t0 = threadIdx.x;
+  stage_weights(ws, w, vb);
+  float next[PER];
+  auto load = [&](int c0) {
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+      int e = t0 + j * 256, t = e % W, l = e / W % 4, ci = e / W / 4;
+      int64_t col = l * 16384 + vl0 + t - P;
+      next[j] = (e < CI * 4 * W && col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
+    }
+  };
+  auto store = [&](float* buf) {
+#pragma unroll
+    for (int j = 0; j < PER; ++j)
+      if (t0 + j * 256 < CI * 4 * W) buf[t0 + j * 256] = next[j];
+  };
+  float acc[32];
+  for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
+  load(0);
+  store(xs);
+  __syncthreads();
+  for (int c0 = 0, b = 0; c0 < C; c0 += CI, b ^= 1) {
+    if (c0 + CI < C) load(c0 + CI);
+    const float* cur = xs + b * CI * 4 * W;
+    spread_sums(acc, ws, c0, c0 + CI, [&](int ci, int l, int k) { return cur[((ci - c0) * 4 + l) * W + t0 + k * D]; });
+    if (c0 + CI < C) store(xs + (b ^ 1) * CI * 4 * W);
+    __syncthreads();
+  }
+  if (i >= 65536) return;
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+#pragma unroll
+    for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
+}
+
 template <class F>
 float time_us(F f, int reps = 200) {
   cudaEvent_t a, b;
@@ -297,7 +347,11 @@ int main() {
   measure(conv_spread<Read::Fast>, wbytes, "the same, unchecked where the work item lies inside (no pad kernel)");
   measure(conv_spread<Read::Checked, true>, wbytes, "LeakyRelu and pad read inside the conv, checked per term", r1l);
   measure(conv_spread<Read::Fast, true>, wbytes, "the same, unchecked where the work item lies inside", r1l);
-  const int run = 256 + K - 1, window = 1024 + 16;  // the staged forms' floats per channel and column run
+  const int run = 256 + D * (K - 1), window = 1024 + 16;
+  measure(conv_spread_pipe<1>, wbytes + 2 * 1 * 4 * run * 4, "spread, window staged, next loaded during the sums, 1 channel a chunk");
+  measure(conv_spread_pipe<2>, wbytes + 2 * 2 * 4 * run * 4, "spread, window staged, next loaded during the sums, 2 channels a chunk");
+  measure(conv_spread_pipe<4>, wbytes + 2 * 4 * 4 * run * 4, "spread, window staged, next loaded during the sums, 4 channels a chunk");
+  if (D != 1) return 0;  // the adjacent forms below hold a window of 4 + K - 1 inputs  // the staged forms' floats per channel and column run
   measure(conv_staged<1>, wbytes + 1 * 4 * run * 4, "staged 1 channel a copy");
   measure(conv_staged<4>, wbytes + 4 * 4 * run * 4, "staged 4 channels a copy");
   measure(conv_staged<8>, wbytes + 8 * 4 * run * 4, "staged 8 channels a copy");

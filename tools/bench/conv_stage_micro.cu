@@ -13,14 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e = (x);                                                           \
-    if (e != cudaSuccess) {                                                        \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));      \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
+#include "micro.cuh"
 
 #ifndef DIL
 #define DIL 1  // the decoder's resblocks use 1, 3 and 5
@@ -205,103 +198,82 @@ __global__ void __launch_bounds__(256, 2) conv_regs(float* __restrict__ y, const
   store_adjacent(y, acc, bias, vb, col0 + t * 4);
 }
 
-// conv_regs with the copy overlapped: the next chunk's window is loaded into registers before
-// the current chunk's sums and stored into the other buffer after them (one barrier a chunk).
+// Chunks of CI input channels through two shared buffers of N floats at xs, element e of chunk
+// c0 being input(c0, e): each thread loads its elements of the next chunk into registers before
+// the current chunk's sums (sums(buffer, c0)) and stores them into the other buffer after them
+// (one barrier a chunk).
+template <int CI, int N, class Input, class Sums>
+__device__ __forceinline__ void prefetched_chunks(float* xs, Input input, Sums sums) {
+  constexpr int PER = (N + 255) / 256;  // elements each thread copies
+  const int t = threadIdx.x;
+  float next[PER];
+  auto load = [&](int c0) {
+#pragma unroll
+    for (int j = 0; j < PER; ++j) next[j] = t + j * 256 < N ? input(c0, t + j * 256) : 0.0f;
+  };
+  auto store = [&](float* buf) {
+#pragma unroll
+    for (int j = 0; j < PER; ++j)
+      if (t + j * 256 < N) buf[t + j * 256] = next[j];
+  };
+  load(0);
+  store(xs);
+  __syncthreads();
+  for (int c0 = 0, b = 0; c0 < C; c0 += CI, b ^= 1) {
+    if (c0 + CI < C) load(c0 + CI);
+    sums(xs + b * N, c0);
+    if (c0 + CI < C) store(xs + (b ^ 1) * N);
+    __syncthreads();
+  }
+}
+
+// conv_regs with the copy overlapped (prefetched_chunks).
 template <int CI>
 __global__ void __launch_bounds__(256, 2) conv_pipe(float* __restrict__ y, const float* __restrict__ w,
                                                    const float* __restrict__ x, const float* __restrict__ bias) {
   extern __shared__ __align__(16) unsigned char sh[];
   float* const ws = (float*)sh;
-  constexpr int W = 1024 + 16, PER = (CI * W + 255) / 256;  // window elements each thread copies
+  constexpr int W = 1024 + 16;
   float* const xs = ws + 8 * K * C;  // two buffers of [CI][W]
   const int vb = blockIdx.x / 64, col0 = blockIdx.x % 64 * 1024, t = threadIdx.x;
   stage_weights(ws, w, vb);
-  float next[PER];
-  auto load = [&](int c0) {
-#pragma unroll
-    for (int j = 0; j < PER; ++j) {
-      int e = t + j * 256, i = e % W, ci = e / W, col = col0 + i - P;
-      next[j] = (e < CI * W && i < 1024 + K - 1 && col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
-    }
-  };
-  auto store = [&](float* buf) {
-#pragma unroll
-    for (int j = 0; j < PER; ++j)
-      if (t + j * 256 < CI * W) buf[t + j * 256] = next[j];
-  };
   float acc[32];
   for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
-  load(0);
-  store(xs);
-  __syncthreads();
-  for (int c0 = 0, b = 0; c0 < C; c0 += CI, b ^= 1) {
-    if (c0 + CI < C) load(c0 + CI);
-    window_sums<CI, W>(acc, ws, xs + b * CI * W, t, c0);
-    if (c0 + CI < C) store(xs + (b ^ 1) * CI * W);
-    __syncthreads();
-  }
+  auto input = [&](int c0, int e) {
+    int i = e % W, ci = e / W, col = col0 + i - P;
+    return (i < 1024 + K - 1 && col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
+  };
+  prefetched_chunks<CI, CI * W>(xs, input, [&](const float* cur, int c0) { window_sums<CI, W>(acc, ws, cur, t, c0); });
   store_adjacent(y, acc, bias, vb, col0 + t * 4);
 }
 
-// conv_staged's spread tile with the copy overlapped as in conv_pipe: the next chunk's window
-// loaded into registers before the current chunk's sums, stored into the other buffer after.
+// conv_staged's spread tile with the copy overlapped (prefetched_chunks).
 template <int CI>
 __global__ void __launch_bounds__(256, 2) conv_spread_pipe(float* __restrict__ y, const float* __restrict__ w,
                                                            const float* __restrict__ x, const float* __restrict__ bias) {
   extern __shared__ __align__(16) unsigned char sh[];
   float* const ws = (float*)sh;
-  constexpr int W = 256 + D * (K - 1), PER = (CI * 4 * W + 255) / 256;
+  constexpr int W = 256 + D * (K - 1);
   float* const xs = ws + 8 * K * C;  // two buffers of [CI][4][W]
   const int64_t i0 = (int64_t)blockIdx.x * blockDim.x, i = i0 + threadIdx.x;
   const int64_t vb = (uint32_t)i0 / 16384u % 4u, vl0 = (uint32_t)i0 % 16384u, vl = vl0 + threadIdx.x;
   const int t0 = threadIdx.x;
   stage_weights(ws, w, vb);
-  float next[PER];
-  auto load = [&](int c0) {
-#pragma unroll
-    for (int j = 0; j < PER; ++j) {
-      int e = t0 + j * 256, t = e % W, l = e / W % 4, ci = e / W / 4;
-      int64_t col = l * 16384 + vl0 + t - P;
-      next[j] = (e < CI * 4 * W && col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
-    }
-  };
-  auto store = [&](float* buf) {
-#pragma unroll
-    for (int j = 0; j < PER; ++j)
-      if (t0 + j * 256 < CI * 4 * W) buf[t0 + j * 256] = next[j];
-  };
   float acc[32];
   for (int j = 0; j < 32; ++j) acc[j] = 0.0f;
-  load(0);
-  store(xs);
-  __syncthreads();
-  for (int c0 = 0, b = 0; c0 < C; c0 += CI, b ^= 1) {
-    if (c0 + CI < C) load(c0 + CI);
-    const float* cur = xs + b * CI * 4 * W;
+  auto input = [&](int c0, int e) {
+    int t = e % W, l = e / W % 4, ci = e / W / 4;
+    int64_t col = l * 16384 + vl0 + t - P;
+    return (col >= 0 && col < L) ? x[(c0 + ci) * L + col] : 0.0f;
+  };
+  prefetched_chunks<CI, CI * 4 * W>(xs, input, [&](const float* cur, int c0) {
     spread_sums(acc, ws, c0, c0 + CI, [&](int ci, int l, int k) { return cur[((ci - c0) * 4 + l) * W + t0 + k * D]; });
-    if (c0 + CI < C) store(xs + (b ^ 1) * CI * 4 * W);
-    __syncthreads();
-  }
+  });
   if (i >= 65536) return;
 #pragma unroll
   for (int c = 0; c < 8; ++c)
 #pragma unroll
     for (int l = 0; l < 4; ++l) y[(vb * 8 + c) * L + l * 16384 + vl] = acc[c * 4 + l] + bias[vb * 8 + c];
-}
-
-template <class F>
-float time_us(F f, int reps = 200) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int r = 0; r < 10; ++r) f();
-  CHECK(cudaEventRecord(a));
-  for (int r = 0; r < reps; ++r) f();
-  CHECK(cudaEventRecord(b));
-  CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms * 1000 / reps;
 }
 
 int main() {
@@ -323,12 +295,12 @@ int main() {
   CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
   const int wbytes = 8 * K * C * 4;
   int pad_groups = (C * LP / 4 + 255) / 256;
-  float t_pad = time_us([&] { pad<false><<<pad_groups, 256>>>(xp, x); });
-  float t_now = time_us([&] { conv_spread<Read::Padded><<<256, 256, wbytes>>>(y1, w, xp, b); });
+  float t_pad = time_us([&] { pad<false><<<pad_groups, 256>>>(xp, x); }, 200, 10);
+  float t_now = time_us([&] { conv_spread<Read::Padded><<<256, 256, wbytes>>>(y1, w, xp, b); }, 200, 10);
   std::vector<float> r1(hx.size()), r2(hx.size()), r1l(hx.size());
   CHECK(cudaMemcpy(r1.data(), y1, r1.size() * 4, cudaMemcpyDeviceToHost));
   std::printf("now: pad %.1f us + conv %.1f us = %.1f us\n", t_pad, t_now, t_pad + t_now);
-  float t_padl = time_us([&] { pad<true><<<pad_groups, 256>>>(xp, x); });
+  float t_padl = time_us([&] { pad<true><<<pad_groups, 256>>>(xp, x); }, 200, 10);
   conv_spread<Read::Padded><<<256, 256, wbytes>>>(y1, w, xp, b);
   CHECK(cudaMemcpy(r1l.data(), y1, r1l.size() * 4, cudaMemcpyDeviceToHost));
   std::printf("now, LeakyRelu in the pad: pad %.1f us + conv %.1f us = %.1f us\n", t_padl, t_now, t_padl + t_now);
@@ -337,7 +309,7 @@ int main() {
     const std::vector<float>& ref = want.empty() ? r1 : want;
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     CHECK(cudaMemset(y2, 0, r2.size() * 4));
-    float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); });
+    float t = time_us([&] { kernel<<<256, 256, bytes>>>(y2, w, x, b); }, 200, 10);
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(r2.data(), y2, r2.size() * 4, cudaMemcpyDeviceToHost));
     bool same = std::memcmp(ref.data(), r2.data(), ref.size() * 4) == 0;

@@ -13,14 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e = (x);                                                           \
-    if (e != cudaSuccess) {                                                        \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));      \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
+#include "micro.cuh"
 
 constexpr int CI = 72, CO = 144, L = 1024;
 
@@ -94,21 +87,6 @@ __global__ void __launch_bounds__(256, 3) split(float* __restrict__ y, const flo
   }
 }
 
-template <class F>
-float time_us(F f, int reps = 500) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int r = 0; r < 20; ++r) f();
-  CHECK(cudaEventRecord(a));
-  for (int r = 0; r < reps; ++r) f();
-  CHECK(cudaEventRecord(b));
-  CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms * 1000 / reps;
-}
-
 template <int K>
 void run() {
   constexpr int LP = L + K - 1;
@@ -147,13 +125,13 @@ void run() {
     std::vector<float> want = host(parts);
     return std::memcmp(want.data(), got.data(), got.size() * 4) == 0;
   };
-  float t0 = time_us([&] { now<K><<<288, 256, 2 * CI * K * 4>>>(y, w, x, b); });
+  float t0 = time_us([&] { now<K><<<288, 256, 2 * CI * K * 4>>>(y, w, x, b); }, 500, 20);
   std::printf("K=%d now (2 x 1, one sum): %.2f us, same as the host: %s\n", K, t0, check(1) ? "yes" : "NO");
   auto measure = [&](auto kernel, int R, int S) {
     int bytes = (R * CI * K + S * R * (256 / S)) * 4, groups = CO / R * L / (256 / S);
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     CHECK(cudaMemset(y, 0, got.size() * 4));
-    float t = time_us([&] { kernel<<<groups, 256, bytes>>>(y, w, x, b); });
+    float t = time_us([&] { kernel<<<groups, 256, bytes>>>(y, w, x, b); }, 500, 20);
     CHECK(cudaGetLastError());
     std::printf("K=%d split %d parts, %d x 1 a thread, %d groups: %.2f us, same as the host: %s\n", K, S, R, groups, t,
                 check(S) ? "yes" : "NO");

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 
 #include "graph/builder.h"
 #include "passes/pipeline.h"
@@ -11,15 +12,13 @@ namespace {
 
 using namespace kir;
 
-Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Attr::Ints; a.ints = std::move(v); return a; }
-
 // y = Conv(x) + r1 + c (r1 of the output's shape, c one number).
 Plan fused() {
   GraphBuilder b;
   int x = b.input("x", DType::f32, {dim(1), dim(4), dim(8)});
   int r1 = b.input("r1", DType::f32, {dim(1), dim(4), dim(8)});
   int w = b.initializer("w", Tensor(DType::f32, {4, 4, 3}));
-  int y = b.op("Add", "/add1", {b.op("Conv", "/conv", {x, w}, {{"pads", ints({1, 1})}}), r1});
+  int y = b.op("Add", "/add1", {b.op("Conv", "/conv", {x, w}, {{"pads", attr_ints({1, 1})}}), r1});
   b.output(b.op("Add", "/add2", {y, b.initializer("c", Tensor(DType::f32, {1}))}));
   Graph g = b.finish();
   Tensor t(DType::f32, {1, 4, 8});

@@ -10,8 +10,6 @@ namespace {
 
 using namespace kir;
 
-Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Attr::Ints; a.ints = std::move(v); return a; }
-
 // x [1, 4, 6] through a group-2 ConvTranspose of kernel 6 and stride 3 with `pads`.
 Plan lowered(int64_t pad_end) {
   GraphBuilder b;
@@ -20,7 +18,7 @@ Plan lowered(int64_t pad_end) {
   Attr group;
   group.kind = Attr::Int;
   group.i = 2;
-  b.output(b.op("ConvTranspose", "up", {x, w}, {{"strides", ints({3})}, {"pads", ints({1, pad_end})}, {"group", group}}));
+  b.output(b.op("ConvTranspose", "up", {x, w}, {{"strides", attr_ints({3})}, {"pads", attr_ints({1, pad_end})}, {"group", group}}));
   Graph g = b.finish();
   PipelineOptions o;
   o.pass_limit = 0;  // the lowering alone

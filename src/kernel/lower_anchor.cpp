@@ -179,15 +179,13 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   xi.push_back(add(add(v(3), m), add(c, icst(-lo))));
   DType t = L.type(y).dtype;
   const Shape& ps = L.plan.buffers[xp].shape;
-  ExprP term;
-  if (K % s == 0) {  // every phase has K / s real taps: a plain product, summed by fma
-    wi.push_back(sub(icst(K - 1), k));
-    term = binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi));
-  } else {  // the phases with fewer real taps mask the rest
-    ExprP tap = lt(k, icst(K));
-    wi.push_back(select(tap, sub(icst(K - 1), k), icst(0)));
-    term = select(tap, binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi)), cst(0, t));
-  }
+  // Where s divides K every phase has K / s real taps: a plain product, summed by fma. Else the
+  // phases with fewer real taps mask the rest.
+  bool masked = K % s != 0;
+  ExprP tap = lt(k, icst(K)), wk = sub(icst(K - 1), k);
+  wi.push_back(masked ? select(tap, wk, icst(0)) : wk);
+  ExprP term = binary(Fn::Mul, L.read(w, wi), load(xp, ps, t, xi));
+  if (masked) term = select(tap, term, cst(0, t));
   Shape phases = {ys[0], s, ys[1], Q};
   ExprP sum = substitute(conv_sum(L, n, term, 4, {Cg, M}), {v(0), v(2), v(1), v(3)}, 0);  // co <-> ph
   int b = L.emit_temp(n, t, phases, sum);

@@ -277,22 +277,12 @@ __global__ void __launch_bounds__(256, 2) conv_spread_pipe(float* __restrict__ y
 }
 
 int main() {
-  std::vector<float> hx(size_t{C} * L), hw(C * C * K), hb(C);
-  uint32_t s = 12345;
-  auto rnd = [&] { s = s * 1664525u + 1013904223u; return (int)(s >> 9) / float(1 << 23) - 0.5f; };
-  for (float& v : hx) v = rnd();
-  for (float& v : hw) v = rnd() * 0.2f;
-  for (float& v : hb) v = rnd();
-  float *x, *xp, *w, *b, *y1, *y2;
-  CHECK(cudaMalloc(&x, hx.size() * 4));
+  ConvData d(size_t{C} * L, C * C * K, C);
+  const std::vector<float>& hx = d.hx;
+  float *xp, *y1, *y2, *x = d.x, *w = d.w, *b = d.b;
   CHECK(cudaMalloc(&xp, size_t{C} * LP * 4));
-  CHECK(cudaMalloc(&w, hw.size() * 4));
-  CHECK(cudaMalloc(&b, hb.size() * 4));
   CHECK(cudaMalloc(&y1, hx.size() * 4));
   CHECK(cudaMalloc(&y2, hx.size() * 4));
-  CHECK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
   const int wbytes = 8 * K * C * 4;
   int pad_groups = (C * LP / 4 + 255) / 256;
   float t_pad = time_us([&] { pad<false><<<pad_groups, 256>>>(xp, x); }, 200, 10);

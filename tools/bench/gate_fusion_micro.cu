@@ -88,22 +88,12 @@ __global__ void __launch_bounds__(256, 3) conv_gate(float* __restrict__ g, const
 }
 
 int main() {
-  std::vector<float> hx(CI * L), hw(CO * CI * K), hb(CO), want(H * L), got(H * L);
-  uint32_t s = 12345;
-  auto rnd = [&] { s = s * 1664525u + 1013904223u; return (int)(s >> 9) / float(1 << 23) - 0.5f; };
-  for (float& v : hx) v = rnd();
-  for (float& v : hw) v = rnd() * 0.2f;
-  for (float& v : hb) v = rnd();
-  float *x, *xp, *w, *b, *y, *g;
-  CHECK(cudaMalloc(&x, hx.size() * 4));
+  ConvData d(CI * L, CO * CI * K, CO);
+  std::vector<float> want(H * L), got(H * L);
+  float *xp, *y, *g, *x = d.x, *w = d.w, *b = d.b;
   CHECK(cudaMalloc(&xp, CI * LP * 4));
-  CHECK(cudaMalloc(&w, hw.size() * 4));
-  CHECK(cudaMalloc(&b, hb.size() * 4));
   CHECK(cudaMalloc(&y, CO * L * 4));
   CHECK(cudaMalloc(&g, H * L * 4));
-  CHECK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
   const int wbytes = 2 * CI * K * 4, groups = H * L / 256;
   auto today = [&] {
     pad<<<(CI * LP + 255) / 256, 256>>>(xp, x);

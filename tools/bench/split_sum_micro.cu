@@ -103,28 +103,12 @@ __global__ void __launch_bounds__(256, 3) split(float* __restrict__ y, const flo
 
 template <class S>
 struct Bench {
-  std::vector<float> hx, hw, hb, got;
-  float *x, *w, *b, *y;
-  Bench() : hx(size_t{S::CI} * S::LP), hw(S::CO * S::CI * S::K), hb(S::CO), got(size_t{S::CO} * S::L) {
-    uint32_t s = 12345;
-    auto rnd = [&] { s = s * 1664525u + 1013904223u; return (int)(s >> 9) / float(1 << 23) - 0.5f; };
-    for (float& v : hx) v = rnd();
-    for (float& v : hw) v = rnd() * 0.2f;
-    for (float& v : hb) v = rnd();
-    CHECK(cudaMalloc(&x, hx.size() * 4));
-    CHECK(cudaMalloc(&w, hw.size() * 4));
-    CHECK(cudaMalloc(&b, hb.size() * 4));
-    CHECK(cudaMalloc(&y, got.size() * 4));
-    CHECK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
-  }
-  ~Bench() {
-    CHECK(cudaFree(x));
-    CHECK(cudaFree(w));
-    CHECK(cudaFree(b));
-    CHECK(cudaFree(y));
-  }
+  ConvData d{size_t{S::CI} * S::LP, size_t{S::CO} * S::CI * S::K, S::CO};
+  const std::vector<float> &hx = d.hx, &hw = d.hw, &hb = d.hb;
+  std::vector<float> got = std::vector<float>(size_t{S::CO} * S::L);
+  float *x = d.x, *w = d.w, *b = d.b, *y = nullptr;
+  Bench() { CHECK(cudaMalloc(&y, got.size() * 4)); }
+  ~Bench() { CHECK(cudaFree(y)); }
   // The host's sums in `parts` parts over the input channels, added in order (1: term order).
   std::vector<float> host(int parts) const {
     std::vector<float> out(size_t{S::CO} * S::L);

@@ -16,48 +16,6 @@
 
 #include "micro.cuh"
 
-// A 1-D conv's shape: channels in and out, columns, taps and their dilation; the input is
-// already padded (L + D (K - 1) columns a channel).
-template <int CI_, int CO_, int L_, int K_, int D_>
-struct Shape {
-  static constexpr int CI = CI_, CO = CO_, L = L_, K = K_, D = D_, LP = L + D * (K - 1);
-};
-
-// lockstep's form: R rows x C columns a work item, the columns spread a row's 1/C apart, the
-// row block's weights staged as [term][row]; one sum per output in term order.
-template <class S, int R, int C>
-__global__ void __launch_bounds__(256, 3) now(float* __restrict__ y, const float* __restrict__ w,
-                                              const float* __restrict__ x, const float* __restrict__ b) {
-  extern __shared__ __align__(16) unsigned char sh[];
-  float* const ws = (float*)sh;
-  constexpr int PER = S::L / C;  // work items of a row block
-  const int n = S::CO / R * PER;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const int vb = i / PER, vl = i % PER;
-    __syncthreads();
-    for (int e = threadIdx.x; e < R * S::CI * S::K; e += blockDim.x) {
-      int c = e % R, k = e / R % S::K, ci = e / R / S::K;
-      ws[e] = w[(vb * R + c) * S::CI * S::K + ci * S::K + k];
-    }
-    __syncthreads();
-    float acc[R * C];
-#pragma unroll
-    for (int j = 0; j < R * C; ++j) acc[j] = 0.0f;
-    for (int ci = 0; ci < S::CI; ++ci)
-#pragma unroll
-      for (int k = 0; k < S::K; ++k)
-#pragma unroll
-        for (int c = 0; c < R; ++c)
-#pragma unroll
-          for (int l = 0; l < C; ++l)
-            acc[c * C + l] = fmaf(ws[(k + ci * S::K) * R + c], x[ci * S::LP + l * PER + vl + k * S::D], acc[c * C + l]);
-#pragma unroll
-    for (int c = 0; c < R; ++c)
-#pragma unroll
-      for (int l = 0; l < C; ++l) y[(vb * R + c) * S::L + l * PER + vl] = acc[c * C + l] + b[vb * R + c];
-  }
-}
-
 // P parts of CI / P channels; a group of 256 threads is 256 / P columns of R rows, part p its
 // threads p * 256 / P.. (whole warps). Partial sums meet in shared memory and are added in
 // order, the 256 threads sharing the additions.

@@ -16,7 +16,7 @@ std::string program(int pieces) {
 
 TEST(CpuCompiler, ALargeProgramIsCutIntoUnitsEachHeadedByThePrelude) {
   std::string src = program(40);
-  std::vector<std::string> units = cpu::translation_units(src, 3);
+  std::vector<std::string> units = codegen::translation_units(src, 3);
   ASSERT_EQ(units.size(), 3u);
   std::string joined;
   for (const std::string& u : units) {
@@ -28,10 +28,10 @@ TEST(CpuCompiler, ALargeProgramIsCutIntoUnitsEachHeadedByThePrelude) {
 }
 
 TEST(CpuCompiler, SmallProgramsAndOneCoreStayOneUnit) {
-  EXPECT_EQ(cpu::translation_units(program(40), 1), std::vector<std::string>{program(40)});
-  EXPECT_EQ(cpu::translation_units(program(cpu::kPiecesPerUnit * 2 - 1), 8).size(), 1u);
-  EXPECT_EQ(cpu::translation_units(program(cpu::kPiecesPerUnit * 2), 8).size(), 2u);
-  EXPECT_EQ(cpu::translation_units("no breaks", 8), std::vector<std::string>{"no breaks"});
+  EXPECT_EQ(codegen::translation_units(program(40), 1), std::vector<std::string>{program(40)});
+  EXPECT_EQ(codegen::translation_units(program(codegen::kPiecesPerUnit * 2 - 1), 8).size(), 1u);
+  EXPECT_EQ(codegen::translation_units(program(codegen::kPiecesPerUnit * 2), 8).size(), 2u);
+  EXPECT_EQ(codegen::translation_units("no breaks", 8), std::vector<std::string>{"no breaks"});
 }
 
 }  // namespace

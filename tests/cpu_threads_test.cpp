@@ -70,7 +70,7 @@ TEST(CpuThreads, ConcurrentCallersBothComplete) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-TEST(CpuThreads, AvailableCoresIsAtLeastOne) { EXPECT_GE(cpu::available_cores(), 1); }
+TEST(CpuThreads, AvailableCoresIsAtLeastOne) { EXPECT_GE(available_cores(), 1); }
 
 // Each kernel is one range function over its flattened outer loops, handed to the runtime; the
 // module has no OpenMP parallel region and does not link an OpenMP runtime.

@@ -17,6 +17,7 @@
 #include "codegen/gpu_printer.h"
 #include "backend/cuda/nvrtc_compiler.h"
 #include "core/error.h"
+#include "core/process.h"
 #include "frontend/onnx_import.h"
 #include "graph/bind.h"
 #include "passes/pipeline.h"
@@ -177,7 +178,50 @@ TEST(CudaCodegen, NvrtcIdentityNamesTheArchitecture) {
   cuda::NvrtcCompiler sm90(90), sm80(80);
   EXPECT_NE(sm90.identity(), sm80.identity());
   EXPECT_NE(sm90.identity().find("--fmad=false"), std::string::npos) << sm90.identity();
-  EXPECT_EQ(sm90.compile(kSrcA), cuda::nvrtc_compile(kSrcA, 90).image);
+  EXPECT_EQ(cuda::unpack_images(sm90.compile(kSrcA)), std::vector<std::string>{cuda::nvrtc_compile(kSrcA, 90).image});
+}
+
+TEST(CudaCodegen, PackedImagesComeBackAsWrittenAndDamageIsAnError) {
+  std::vector<std::string> images = {"abc", std::string("\0\n7\n", 4), "x"};
+  std::string packed = cuda::pack_images(images);
+  EXPECT_EQ(cuda::unpack_images(packed), images);
+  for (const std::string& bad : {std::string(), std::string("a cubin"), packed.substr(0, packed.size() - 1),
+                                 packed + "9\nab", cuda::pack_images({})}) {
+    try {
+      cuda::unpack_images(bad);
+      ADD_FAILURE() << "accepted " << bad.size() << " bytes";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A program of many kernels is compiled as a translation unit a core (NVRTC translates PTX on
+// one thread): each kernel is in exactly one image, the buffer table in the last.
+TEST(CudaCodegen, ALargeProgramIsCompiledAsAUnitACore) {
+  NEED_NVRTC();
+  constexpr int kKernels = 40;
+  std::string src = "typedef float real;\n";
+  for (int k = 0; k < kKernels; ++k)
+    src += std::string(codegen::kUnitBreak) + "extern \"C\" __global__ void kern" + std::to_string(k) +
+           "(real* b) { b[threadIdx.x] = " + std::to_string(k) + ".0f; }\n";
+  src += std::string(codegen::kUnitBreak) + "extern \"C\" __device__ int ls_buffer_count = 1;\n";
+  std::vector<std::string> images = cuda::unpack_images(cuda::NvrtcCompiler(90).compile(src));
+  size_t want = std::min<size_t>(static_cast<size_t>(available_cores()), kKernels / codegen::kPiecesPerUnit);
+  EXPECT_EQ(images.size(), want);
+  std::map<std::string, int> holders;
+  for (const std::string& i : images)
+    for (const std::string& n : cuda::entry_names(i)) ++holders[n];
+  EXPECT_EQ(holders.size(), static_cast<size_t>(kKernels));
+  for (int k = 0; k < kKernels; ++k) EXPECT_EQ(holders["kern" + std::to_string(k)], 1) << k;
+  EXPECT_NE(images.back().find("ls_buffer_count"), std::string::npos);
+  // A cubin cut short is reported, not read past its end.
+  EXPECT_THROW(cuda::entry_names(images[0].substr(0, 100)), Error);
+}
+
+TEST(CudaCodegen, PtxEntriesAreNamed) {
+  std::string ptx = ".version 8.0\n.visible .entry k4(\n.param .u64 p0\n)\n{ ret; }\n.visible .entry k12 (\n)\n{ ret; }\n";
+  EXPECT_EQ(cuda::entry_names(ptx), (std::vector<std::string>{"k4", "k12"}));
 }
 
 kir::Kernel named_kernel() {

@@ -349,8 +349,9 @@ std::string GpuPrinter::program(const Plan& p) const {
     notes[first[k]] += comment(p.kernels[k], first[k] == k ? "" : "runs " + p.kernels[first[k]].name);
   std::string src = prelude();
   for (size_t k = 0; k < p.kernels.size(); ++k)
-    if (first[k] == k) src += "\n" + notes[k] + filled(codes[k], std::string(kEntry) + "(", p.kernels[k].name + "(");
-  return src + "\n" + epilogue(p);
+    if (first[k] == k)
+      src += "\n" + std::string(kUnitBreak) + notes[k] + filled(codes[k], std::string(kEntry) + "(", p.kernels[k].name + "(");
+  return src + "\n" + kUnitBreak + epilogue(p);
 }
 
 }  // namespace lockstep::codegen

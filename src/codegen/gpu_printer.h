@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/c_printer.h"
+#include "codegen/units.h"
 
 namespace lockstep::codegen {
 
@@ -22,8 +23,8 @@ class GpuPrinter : public CPrinter {
   // After the kernels: the buffer sizes the program was built for, as globals the runtime reads,
   // or, for a dialect without device globals, a kernel ls_plan_info(out, room) that writes count then sizes.
   std::string epilogue(const kir::Plan& p) const;
-  // Prelude + every kernel + epilogue: the translation unit the target's compiler builds.
-  // Kernels whose code is the same but for their buffers share one function (compiled once).
+  // Prelude + every kernel + epilogue, each after a kUnitBreak: what the target's compiler
+  // builds. Kernels whose code is the same but for their buffers share one function (compiled once).
   std::string program(const kir::Plan& p) const;
   // The function in program(p) that runs each kernel: its own name or that of the first
   // kernel whose code it shares.

@@ -3,12 +3,9 @@
 // accumulator per lane and vectorise across lanes.
 #pragma once
 #include "codegen/c_printer.h"
+#include "codegen/units.h"
 
 namespace lockstep::codegen {
-
-// Between the prelude, each kernel and the epilogue of a program: the system compiler may build
-// the pieces as several translation units, each headed by the prelude, and link them.
-inline constexpr const char* kUnitBreak = "// lockstep: a translation unit may start here\n";
 
 class HostPrinter : public CPrinter {
  public:

@@ -17,4 +17,7 @@ ProcessResult run_process(const std::vector<std::string>& argv);
 // "a b c" split at spaces (for LOCKSTEP_CXX="ccache g++" and the like).
 std::vector<std::string> split_words(const std::string& s);
 
+// The cores this process may run on (its affinity mask), at least 1.
+int available_cores();
+
 }  // namespace lockstep

@@ -81,32 +81,6 @@ void fail_unless_built(const ProcessResult& r) {
 
 }  // namespace
 
-// The program cut at the printer's unit breaks into at most `most` units of about equal size,
-// each the prelude (the text before the first break) and a run of the pieces after it, in order;
-// a program of fewer than kPiecesPerUnit pieces a unit stays one.
-std::vector<std::string> translation_units(const std::string& source, size_t most) {
-  const std::string mark = codegen::kUnitBreak;
-  std::vector<std::string> pieces;
-  size_t at = source.find(mark);
-  if (at == std::string::npos) return {source};
-  std::string prelude = source.substr(0, at);
-  while (at != std::string::npos) {
-    size_t next = source.find(mark, at + mark.size());
-    pieces.push_back(source.substr(at, next == std::string::npos ? std::string::npos : next - at));
-    at = next;
-  }
-  size_t n = std::max<size_t>(1, std::min(most, pieces.size() / kPiecesPerUnit));
-  size_t total = 0, done = 0;
-  for (const std::string& p : pieces) total += p.size();
-  std::vector<std::string> units(n, prelude);
-  for (const std::string& p : pieces) {
-    size_t u = std::min(n - 1, done * n / std::max<size_t>(total, 1));
-    units[u] += p;
-    done += p.size();
-  }
-  return units;
-}
-
 SystemCompiler::SystemCompiler() {
   static const std::string id = [] {
     std::vector<std::string> argv = compiler();
@@ -128,7 +102,7 @@ SystemCompiler::SystemCompiler() {
 std::string SystemCompiler::compile(const std::string& source) {
   PrivateTempDir dir("lockstep-cpu");
   fs::path so = dir.path() / "program.so";
-  std::vector<std::string> units = translation_units(source, static_cast<size_t>(available_cores()));
+  std::vector<std::string> units = codegen::translation_units(source, static_cast<size_t>(available_cores()));
   std::vector<std::string> objects;
   std::vector<std::vector<std::string>> jobs;
   for (size_t u = 0; u < units.size(); ++u) {

@@ -9,11 +9,6 @@
 
 namespace lockstep::cpu {
 
-// Kernels per translation unit at least, below which a program is not split further.
-inline constexpr size_t kPiecesPerUnit = 8;
-// `source` (a HostPrinter program) as at most `most` translation units (see cpu_compiler.cpp).
-std::vector<std::string> translation_units(const std::string& source, size_t most);
-
 class SystemCompiler : public CodeCompiler {
  public:
   // Throws Error when no C++ compiler runs ($LOCKSTEP_CXX, else c++).

@@ -201,14 +201,6 @@ Pool& pool() {
 
 }  // namespace
 
-int available_cores() {
-#if defined(__linux__)
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-#endif
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 void parallel_for(RangeFn fn, void* const* bufs, int64_t n, int64_t grain, int threads) {
   static const int cores = available_cores();
   if (n <= 0) return;

@@ -9,6 +9,7 @@
 // and a kernel's iteration computes whole output elements (reductions are never split), so
 // results do not depend on either.
 #pragma once
+#include "core/process.h"  // available_cores
 #include <cstdint>
 
 namespace lockstep::cpu {
@@ -21,9 +22,6 @@ using RangeFn = void (*)(void* const* bufs, int64_t begin, int64_t end);
 // last: a kernel of at most one grain runs on the caller alone, as does any kernel while the
 // pool is busy with another caller's. The signature is the generated code's ls_parallel_fn.
 void parallel_for(RangeFn fn, void* const* bufs, int64_t n, int64_t grain, int threads);
-
-// The cores this process may run on (its affinity mask), at least 1.
-int available_cores();
 
 // How long a waiting thread spins before it sleeps.
 constexpr int64_t kSpinNanoseconds = 50'000;

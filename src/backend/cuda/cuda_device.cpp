@@ -4,8 +4,9 @@
 #include <map>
 #include <mutex>
 
-#include "core/sha256.h"
+#include "backend/cuda/nvrtc_compiler.h"
 #include "core/error.h"
+#include "core/sha256.h"
 
 namespace lockstep::cuda {
 
@@ -76,12 +77,14 @@ Gpu* Gpu::get(std::string* why) {
 void Gpu::make_current() const { check(api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
 
 LoadedModule::~LoadedModule() {
-  if (module) dev->api().cuModuleUnload(module);
+  for (CUmodule m : modules)
+    if (m) dev->api().cuModuleUnload(m);
 }
 
 namespace {
 
-// The buffer sizes a module was built for, from its ls_buffer_bytes and ls_buffer_count.
+// The buffer sizes a program was built for, from the ls_buffer_bytes and ls_buffer_count of
+// its last image (the epilogue is the last unit's).
 std::vector<long long> module_buffer_bytes(const Gpu& d, CUmodule m) {
   CUdeviceptr table = 0, count_at = 0;
   size_t table_bytes = 0, count_bytes = 0;
@@ -109,8 +112,12 @@ std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code,
     m = std::make_shared<LoadedModule>();
     m->dev = &d;
     m->key = key;
-    check(d.api().cuModuleLoadData(&m->module, code.c_str()), "cuModuleLoadData");  // PTX must end in NUL
-    m->buffer_bytes = module_buffer_bytes(d, m->module);
+    for (const std::string& image : unpack_images(code)) {
+      m->modules.push_back(nullptr);
+      check(d.api().cuModuleLoadData(&m->modules.back(), image.c_str()), "cuModuleLoadData");  // PTX ends in NUL
+      for (const std::string& n : entry_names(image)) m->holder.emplace(n, m->modules.back());
+    }
+    m->buffer_bytes = module_buffer_bytes(d, m->modules.back());
     loaded[key] = m;
   }
   // The module must be the one built for this plan: a wrong one would index past buffers.
@@ -122,7 +129,9 @@ std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code,
     m->functions.clear();
     for (const std::string& n : names) {
       CUfunction f = nullptr;
-      check(d.api().cuModuleGetFunction(&f, m->module, n.c_str()), ("cuModuleGetFunction(" + n + ")").c_str());
+      auto at = m->holder.find(n);  // not there: the last image's lookup fails with the driver's error
+      check(d.api().cuModuleGetFunction(&f, at == m->holder.end() ? m->modules.back() : at->second, n.c_str()),
+            ("cuModuleGetFunction(" + n + ")").c_str());
       m->functions.push_back(f);
     }
   }

@@ -1,6 +1,7 @@
 // The process's CUDA GPU: driver context, the limits launches are checked against, and loaded
 // modules (shared by content, never by name).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,14 +39,15 @@ class Gpu {
 struct LoadedModule {
   const Gpu* dev = nullptr;
   std::string key;
-  CUmodule module = nullptr;
+  std::vector<CUmodule> modules;  // one an image (a translation unit)
+  std::map<std::string, CUmodule> holder;  // each kernel's module
   std::vector<CUfunction> functions;  // in the order of the names asked for
   std::vector<long long> buffer_bytes;  // the module's own ls_buffer_bytes: the plan it was built for
   ~LoadedModule();
 };
 
-// Loads `code` (a cubin or PTX) and looks up `names`; a module already loaded with the same
-// bytes is shared. Throws when the module was built for buffers other than `buffer_bytes` (a
+// Loads `code` (pack_images of cubins or PTX) and looks up `names`, each in the image that has
+// it; modules already loaded from the same bytes are shared. Throws when the module was built for buffers other than `buffer_bytes` (a
 // stale cache entry).
 std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code, const std::vector<std::string>& names,
                                           const std::vector<long long>& buffer_bytes);

@@ -16,19 +16,31 @@ struct DeviceCode {
 };
 
 // NVRTC's options for compute capability `cc` (90 for sm_90): float code as the CPU's
-// (no FMA contraction, IEEE division and square root, denormals kept).
-std::vector<std::string> nvrtc_options(int cc, bool* cubin = nullptr);
+// (no FMA contraction, IEEE division and square root, denormals kept); `split`: NVRTC's
+// optimiser on every core.
+std::vector<std::string> nvrtc_options(int cc, bool* cubin = nullptr, bool split = true);
 
-// Compiles `source`; throws Error with NVRTC's log when it is rejected (a lockstep bug),
-// or when NVRTC cannot be loaded.
-DeviceCode nvrtc_compile(const std::string& source, int cc);
+// Compiles `source` as one NVRTC program; throws Error with NVRTC's log when it is rejected (a
+// lockstep bug), or when NVRTC cannot be loaded.
+DeviceCode nvrtc_compile(const std::string& source, int cc, bool split = true);
+
+// Several device images as one string (what the kernel cache keeps), and back; unpack throws
+// Error on anything pack did not write.
+std::string pack_images(const std::vector<std::string>& images);
+std::vector<std::string> unpack_images(const std::string& packed);
+// The kernels (global functions) a cubin's symbol table or a PTX image's .entry lines name, so
+// a loader asks each module only for its own; throws Error on a cubin it cannot read.
+std::vector<std::string> entry_names(const std::string& image);
 
 // NVRTC for compute capability `cc`: its options, NVRTC's version and `cc` are its identity.
+// A program is compiled as translation units (codegen/units.h), one NVRTC program each, all at
+// once: NVRTC translates PTX to machine code on one thread, most of a large program's time.
 class NvrtcCompiler : public CodeCompiler {
  public:
   explicit NvrtcCompiler(int cc) : cc_(cc) {}
   std::string identity() override;
-  std::string compile(const std::string& source) override { return nvrtc_compile(source, cc_).image; }
+  // The units' images, packed.
+  std::string compile(const std::string& source) override;
 
  private:
   int cc_;

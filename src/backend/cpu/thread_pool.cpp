@@ -2,7 +2,6 @@
 
 #if defined(__linux__)
 #include <linux/futex.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -14,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/process.h"
 #include "runtime/program.h"
 
 namespace lockstep::cpu {

@@ -9,7 +9,6 @@
 // and a kernel's iteration computes whole output elements (reductions are never split), so
 // results do not depend on either.
 #pragma once
-#include "core/process.h"  // available_cores
 #include <cstdint>
 
 namespace lockstep::cpu {

@@ -47,8 +47,8 @@ struct LoadedModule {
 };
 
 // Loads `code` (pack_images of cubins or PTX) and looks up `names`, each in the image that has
-// it; modules already loaded from the same bytes are shared. Throws when the module was built for buffers other than `buffer_bytes` (a
-// stale cache entry).
+// it; modules already loaded from the same bytes are shared. Throws when the module was built
+// for buffers other than `buffer_bytes` (a stale cache entry).
 std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code, const std::vector<std::string>& names,
                                           const std::vector<long long>& buffer_bytes);
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/cli.h"
+#include "cli/report.h"
 #include "cli/compile_options.h"
 #include "cli/inputs.h"
 #include "core/error.h"
@@ -38,6 +39,7 @@ int compile_model(const CompileCmd& o) {
   auto files = program->sources();
   std::cout << "compiled " << o.model << " for " << o.target << ": " << program->pass_log().size()
             << " pass applications, " << (files.size() > 2 ? files.size() - 2 : 0) << " kernels\n";
+  std::cout << "time: " << compile_phases(program->stats()) << "\n";
   if (o.compile.print_pass_log) print_pass_log(*program);
   if (!out_dir) return kExitOk;
   StagedFiles staged;  // every file or none

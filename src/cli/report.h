@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "runtime/program.h"
 
 namespace lockstep::cli {
 
@@ -20,5 +21,8 @@ std::string output_line(const std::string& name, const Tensor& t);
 
 // The output's name with every character outside [A-Za-z0-9._-] replaced by '_', plus ".npy".
 std::string output_file_name(const std::string& output_name);
+
+// Where a compile's time went: "device 150.2 ms; generalise 120.3, source 20.1, ... ms".
+std::string compile_phases(const Program::CompileStats& s);
 
 }  // namespace lockstep::cli

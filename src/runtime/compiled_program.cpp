@@ -13,6 +13,10 @@ namespace lockstep {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
 PipelineOptions pipeline_options(const CompileOptions& o, const kir::TargetDesc& t) {
   PipelineOptions p;
   p.pass_limit = o.pass_limit;
@@ -47,7 +51,9 @@ class HostTimer : public Timer {
 
 CompiledProgram::CompiledProgram(const TargetInfo& t, const Graph& g, const CompileOptions& o)
     : target_(t), graph_(g), opts_(o), desc_(t.desc) {
+  Clock::time_point t0 = Clock::now();
   dev_ = t.make_device(o, &why_no_device_);
+  stats_.device_ms = ms_since(t0);
   if (dev_) dev_->narrow(desc_);
   compiler_ = t.make_compiler(dev_.get());
 }
@@ -69,6 +75,7 @@ void CompiledProgram::prepare(const TensorMap& inputs) {
       return;
     }
     Specialisation s = specialisation_for(graph_, inputs);
+    stats_.phases_ms.clear();  // a compile: its phases replace the last one's
     if (opts_.symbolic && !sym_tried_ && make_symbolic(s) && bind_symbolic(s.types)) {
       signature_ = sig;
       return;
@@ -102,12 +109,17 @@ std::string CompiledProgram::length_of(const std::vector<TypeInfo>& types) const
 bool CompiledProgram::make_symbolic(const Specialisation& s) {
   sym_tried_ = true;
   std::string why;
+  Clock::time_point t = Clock::now();
   std::optional<SymbolicPlan> sp = generalise(graph_, s, pipeline_options(opts_, desc_), &why);
+  lap("generalise", t);
   if (!sp) {
     stats_.note = "compiled for each shape: " + why;
     return false;
   }
-  sym_code_ = cached_code(*compiler_, {target_.name, target_.program_source(sp->plan), opts_.use_cache, opts_.fault.get()});
+  std::string source = target_.program_source(sp->plan);
+  lap("source", t);
+  sym_code_ = cached_code(*compiler_, {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
+  lap("native", t);
   ++stats_.compiles;
   sym_ = std::move(sp);
   sym_like_ = s;
@@ -144,6 +156,8 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
   }
   bool fresh = code_ != sym_code_;
   try {
+    if (fresh && sym_bound_) stats_.phases_ms.clear();  // loaded again after a specialised program
+    Clock::time_point t = Clock::now();
     if (fresh) {
       code_.reset();
       release();
@@ -153,6 +167,7 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
       reinstantiate(*sym_, plan_, values);
     }
     mem_ = plan_memory(plan_, fresh ? nullptr : &mem_);
+    if (fresh) lap("plan", t);
     if (opts_.checked) check_memory_plan(plan_, mem_);
     sym_values_ = values;
     sym_words_ = kir::symbol_words(plan_, values);
@@ -184,14 +199,19 @@ void CompiledProgram::specialise(const Specialisation& s) {
   if (code_ && s == spec_) return;
   code_.reset();  // compiled for nothing until this compile has succeeded (even if release throws)
   release();
+  Clock::time_point t = Clock::now();
   PipelineResult r = run_pipeline(graph_, s, pipeline_options(opts_, desc_));
   ++stats_.compiles;
   plan_ = std::move(r.plan);
   log_ = std::move(r.log);
+  lap("pipeline", t);
   mem_ = plan_memory(plan_);
   if (opts_.checked) check_memory_plan(plan_, mem_);
-  std::shared_ptr<const CompiledCode> code =
-      cached_code(*compiler_, {target_.name, target_.program_source(plan_), opts_.use_cache, opts_.fault.get()});
+  lap("plan", t);
+  std::string source = target_.program_source(plan_);
+  lap("source", t);
+  std::shared_ptr<const CompiledCode> code = cached_code(*compiler_, {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
+  lap("native", t);
   if (dev_) {
     code_ = code;
     try {
@@ -211,14 +231,25 @@ void CompiledProgram::specialise(const Specialisation& s) {
 
 // Code, memory, kernel arguments and constants for the compiled plan.
 void CompiledProgram::load() {
+  Clock::time_point t = Clock::now();
   dev_->load(code_->bytes, plan_);
+  lap("load", t);
   layout_ = layout_device_memory(plan_, mem_, opts_.checked);
   constant_block_ = dev_->allocate(static_cast<size_t>(layout_.constant_total));
   block_bytes_ = std::max(layout_.total, reserved_bytes());
   block_ = dev_->allocate(static_cast<size_t>(block_bytes_));
   bind_addresses();
+  lap("memory", t);
   upload_constants();
   if (opts_.verify_constants) verify_constants();
+  lap("constants", t);
+}
+
+// Adds the time since `t` to this compile's `phase` and starts the next phase's clock.
+void CompiledProgram::lap(const char* phase, std::chrono::steady_clock::time_point& t) {
+  Clock::time_point now = Clock::now();
+  stats_.phases_ms.emplace_back(phase, std::chrono::duration<double, std::milli>(now - t).count());
+  t = now;
 }
 
 // Bytes of the length-dependent block at the symbol values of --reserve (the others as bound

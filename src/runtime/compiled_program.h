@@ -3,6 +3,7 @@
 // device_layout, uploads through the shared staging pool, checked mode, capture, profiling,
 // constants read back). A backend supplies a TargetInfo and a Device; nothing here knows one.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -42,6 +43,7 @@ class CompiledProgram : public Program {
   bool fits_symbolic(const std::vector<TypeInfo>& types) const;
   std::string length_of(const std::vector<TypeInfo>& types) const;
   void load();
+  void lap(const char* phase, std::chrono::steady_clock::time_point& t);
   int64_t reserved_bytes() const;  // the block's size at --reserve's lengths (0: none)
   void rebind();
   void bind_addresses();

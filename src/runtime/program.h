@@ -56,6 +56,10 @@ class Program {
     double last_bind_ms = 0; // time of the last bind (shapes checked, plan, memory, arguments)
     int grows = 0;           // binds that allocated a larger block (none up to --reserve)
     std::string note;        // why the program is not symbolic, or why a length was compiled apart
+    double device_ms = 0;    // opening the device (driver, context, queue), once per program
+    // Where the last compile's time went, in order: pipeline, source, native (the native
+    // compiler or the cache), and with a device load (modules), memory and constants.
+    std::vector<std::pair<std::string, double>> phases_ms;
   };
   virtual CompileStats stats() const { return {}; }
   // Numbered pass applications of the last compile ("#N pass: what (nodes)").

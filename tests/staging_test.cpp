@@ -62,6 +62,24 @@ TEST_P(Staging, TinyPoolGivesTheSameBytesAndWaitsBeforeEveryReuse) {
   EXPECT_EQ(sha_of_run(GetParam(), tiny), want);
 }
 
+// A slot's host block fits what it staged: pinning a full slot for each small bias made a
+// decoder's load pin 256 MiB.
+TEST_P(Staging, SlotsHoldOnlyWhatTheyStaged) {
+  size_t staged = 0;
+  for (const Value& v : decoder().g.values)
+    if (v.initializer) staged += v.initializer->bytes.size();
+  for (const auto& [name, t] : decoder().in) staged += t.bytes.size();
+  CompileOptions o;
+  o.staging_slot_bytes = (size_t{4} << 20) + 1;  // a pool of its own, the default's size
+  StagingPool& pool = pool_of(GetParam(), o.staging_slots, o.staging_slot_bytes);
+  EXPECT_EQ(sha_of_run(GetParam(), o), sha_of_run(GetParam(), CompileOptions{}));
+  StagingPool::Stats s = pool.stats();
+  EXPECT_EQ(s.allocated, o.staging_slots);  // more than 200 tensors went round the ring
+  // Each block is at most twice its largest chunk, or the smallest block.
+  EXPECT_LE(s.host_bytes, static_cast<int64_t>(2 * staged) + o.staging_slots * (int64_t{64} << 10));
+  EXPECT_LT(s.host_bytes, static_cast<int64_t>(o.staging_slots) * (int64_t{4} << 20) / 4);
+}
+
 TEST_P(Staging, ConstantsReadBackMatchTheHostBytes) {
   CompileOptions o;
   o.staging_slots = 3;

@@ -1,6 +1,7 @@
 #include "runtime/staging_pool.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <tuple>
 
@@ -37,16 +38,14 @@ void StagingPool::upload(DevicePtr dst, const void* src, size_t bytes) {
     bool reported = skip_wait_ && weights_;
     Slot& s = reported ? reported_slot() : slots_[next_];
     if (!reported) next_ = (next_ + 1) % slots_.size();
-    if (!s.host.data) {  // slots get memory on first use: a small model stages little
-      s.host = dev_->host_alloc(slot_bytes_);
-      ++stats_.allocated;
-    } else if (s.used) {
+    if (s.used) {
       ++stats_.reuses;
       if (s.done && !(skip_wait_ && s.batch == batch_)) {
         s.done->wait();
         ++stats_.waits;
       }
     }
+    if (s.host.bytes < len) fit(s, len);
     dev_->host_write(s.host, from + at, len);
     s.used = true;
     s.batch = batch_;
@@ -58,6 +57,23 @@ void StagingPool::upload(DevicePtr dst, const void* src, size_t bytes) {
     dev_->upload(dst + at, s.host.data, len);
     s.done = dev_->fence();
   }
+}
+
+// Gives a slot host memory for `len` bytes: sized to what it stages, not to the slot's limit,
+// since pinning is slow (a 4 MiB slot per small bias pinned 256 MiB to load a decoder). The
+// old block is read by no copy in flight: its copy was waited for, or (the fault) not issued.
+void StagingPool::fit(Slot& s, size_t len) {
+  size_t want = std::min(slot_bytes_, std::max(kMinSlotBytes, std::bit_ceil(len)));
+  if (s.host.data) {
+    stats_.host_bytes -= static_cast<int64_t>(s.host.bytes);
+    if (s.host.release) s.host.release(s.host.data);
+    s.host = HostBlock{};
+    ++stats_.grown;
+  } else {
+    ++stats_.allocated;
+  }
+  s.host = dev_->host_alloc(want);
+  stats_.host_bytes += static_cast<int64_t>(s.host.bytes);
 }
 
 // The fault hands weights' slots out as the reported runtime did: each one once, and when all

@@ -1,6 +1,7 @@
 // Host staging buffers for host -> device copies, for every device. A slot is written again
 // only after the copy that read it has completed (a fence per slot), however many tensors go
-// through it; a tensor larger than a slot goes in slot-sized chunks. This is the runtime
+// through it; a tensor larger than a slot goes in slot-sized chunks. A slot's host block is
+// sized to the largest chunk it has staged (at most the slot size). This is the runtime
 // stage whose reuse race made the seed's GPU output wrong (docs/why.md); a planted fault
 // (staging-reuse) skips the wait on purpose so that tests can show the race and the checks
 // that catch it.
@@ -42,6 +43,8 @@ class StagingPool {
     int64_t reuses = 0;      // slots written again
     int64_t waits = 0;       // reuses that waited for the slot's previous copy
     int allocated = 0;       // slots with host memory so far
+    int64_t grown = 0;       // slots given a larger block for a larger chunk
+    int64_t host_bytes = 0;  // host memory the slots hold now
   };
   Stats stats() const { return stats_; }
 
@@ -58,6 +61,9 @@ class StagingPool {
   };
 
   Slot& reported_slot();
+  void fit(Slot& s, size_t len);
+
+  static constexpr size_t kMinSlotBytes = size_t{64} << 10;  // so that small chunks in turn do not grow a block each time
 
   size_t slot_bytes_;
   std::vector<Slot> slots_;

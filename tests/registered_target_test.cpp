@@ -1,10 +1,12 @@
 // A target registered from this file alone, as a new backend would register itself: a
-// cpu-backed device whose queue runs on another thread, whose uploads complete late, and which
-// poisons a staging block when it is written again. The shared runtime must stay exact on it
+// cpu-backed device that opens on a thread alongside the compile (as cuda's does), whose queue
+// runs on another thread, whose uploads complete late, and which poisons a staging block when
+// it is written again. The shared runtime must stay exact on it
 // (the per-target suites run on it too), and the planted staging race must be localised on it
 // to stage `constants`. Nothing outside this file names it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -153,6 +155,7 @@ const bool registered = [] {
   t.make_device = [](const CompileOptions& o, std::string* why) -> std::unique_ptr<Device> {
     return std::make_unique<LateDevice>(find_target("cpu")->make_device(o, why));
   };
+  t.opens_alongside = true;
   const char* cli = "runs the lockstep binary, which has only the built-in targets";
   const char* same_code = "the cpu's kernels: cpu runs the whole suite on them";
   t.skips = {{"CheckFaults", cli}, {"DecoderFaults", cli}, {"Conformance", same_code}, {"Harness", same_code}};
@@ -186,7 +189,14 @@ TEST(RegisteredTarget, IsListedAndCompilesLikeAnyTarget) {
 TEST(RegisteredTarget, AgreesWithRefAndCpuAndRepeatsBitForBit) {
   Graph g = cut174();
   TensorMap in = vits::seed_inputs(g, 1024);
-  std::vector<Tensor> late = compile(g, kLate)->run(in);
+  std::unique_ptr<Program> p = compile(g, kLate);
+  std::vector<Tensor> late = p->run(in);
+  // The device opened on its own thread and the compile waited for it once, before the native step.
+  Program::CompileStats st = p->stats();
+  EXPECT_TRUE(st.device_alongside);
+  std::vector<std::string> phases;
+  for (const auto& [name, ms] : st.phases_ms) phases.push_back(name);
+  EXPECT_EQ(std::count(phases.begin(), phases.end(), "device"), 1) << testing::PrintToString(phases);
   std::vector<Tensor> cpu = compile(g, "cpu")->run(in);
   ASSERT_EQ(late.size(), cpu.size());
   for (size_t k = 0; k < late.size(); ++k) EXPECT_EQ(tensor_sha256(late[k]), tensor_sha256(cpu[k])) << k;

@@ -55,7 +55,7 @@ std::string output_file_name(const std::string& output_name) {
 std::string compile_phases(const Program::CompileStats& s) {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", s.device_ms);
-  std::string line = std::string("device ") + ms + " ms;";
+  std::string line = std::string("device ") + ms + " ms" + (s.device_alongside ? " (alongside the compile)" : "") + ";";
   for (size_t k = 0; k < s.phases_ms.size(); ++k) {
     std::snprintf(ms, sizeof ms, "%.1f", s.phases_ms[k].second);
     line += (k ? ", " : " ") + s.phases_ms[k].first + " " + ms;

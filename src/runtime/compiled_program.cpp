@@ -51,11 +51,46 @@ class HostTimer : public Timer {
 
 CompiledProgram::CompiledProgram(const TargetInfo& t, const Graph& g, const CompileOptions& o)
     : target_(t), graph_(g), opts_(o), desc_(t.desc) {
-  Clock::time_point t0 = Clock::now();
-  dev_ = t.make_device(o, &why_no_device_);
-  stats_.device_ms = ms_since(t0);
+  auto open = [&t, o] {
+    Opened d;
+    Clock::time_point t0 = Clock::now();
+    d.dev = t.make_device(o, &d.why);
+    d.ms = ms_since(t0);
+    return d;
+  };
+  if (t.opens_alongside) {
+    compiler_ = t.make_compiler(nullptr);  // throws now if this target cannot compile here
+    opening_ = std::async(std::launch::async, open);
+    stats_.device_alongside = true;
+    return;
+  }
+  Opened d = open();
+  dev_ = std::move(d.dev);
+  why_no_device_ = std::move(d.why);
+  stats_.device_ms = d.ms;
   if (dev_) dev_->narrow(desc_);
   compiler_ = t.make_compiler(dev_.get());
+  compiler_for_device_ = true;
+}
+
+// Takes the device opened alongside once the compile needs it; true if it had to (the caller
+// times the wait). Its errors surface here, as they would have in the constructor.
+bool CompiledProgram::await_device() {
+  if (!opening_.valid()) return false;
+  Opened d = opening_.get();
+  dev_ = std::move(d.dev);
+  why_no_device_ = std::move(d.why);
+  stats_.device_ms = d.ms;
+  return true;
+}
+
+CodeCompiler& CompiledProgram::compiler() {
+  if (!compiler_for_device_) {
+    await_device();
+    compiler_ = target_.make_compiler(dev_.get());
+    compiler_for_device_ = true;
+  }
+  return *compiler_;
 }
 
 CompiledProgram::~CompiledProgram() {
@@ -118,7 +153,8 @@ bool CompiledProgram::make_symbolic(const Specialisation& s) {
   }
   std::string source = target_.program_source(sp->plan);
   lap("source", t);
-  sym_code_ = cached_code(*compiler_, {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
+  if (await_device()) lap("device", t);
+  sym_code_ = cached_code(compiler(), {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
   lap("native", t);
   ++stats_.compiles;
   sym_ = std::move(sp);
@@ -210,7 +246,8 @@ void CompiledProgram::specialise(const Specialisation& s) {
   lap("plan", t);
   std::string source = target_.program_source(plan_);
   lap("source", t);
-  std::shared_ptr<const CompiledCode> code = cached_code(*compiler_, {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
+  if (await_device()) lap("device", t);
+  std::shared_ptr<const CompiledCode> code = cached_code(compiler(), {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
   lap("native", t);
   if (dev_) {
     code_ = code;
@@ -303,7 +340,8 @@ void CompiledProgram::bind_addresses() {
   if (opts_.checked) guard_regions();
 }
 
-void CompiledProgram::need_device() const {
+void CompiledProgram::need_device() {
+  await_device();
   if (!dev_) throw Error("target '" + target_.name + "' cannot run here: " + why_no_device_);
 }
 
@@ -509,7 +547,7 @@ void CompiledProgram::fill(DevicePtr at, unsigned char byte, size_t bytes) {
 // Frees the program's memory even when the device reports an error while draining its queue;
 // that error is rethrown afterwards.
 void CompiledProgram::release() {
-  if (!dev_) return;
+  if (!dev_) return;  // none, or still opening: nothing of this program is on it yet
   std::exception_ptr failed;
   try {
     dev_->synchronize();

@@ -4,6 +4,7 @@
 // constants read back). A backend supplies a TargetInfo and a Device; nothing here knows one.
 #pragma once
 #include <chrono>
+#include <future>
 #include <memory>
 #include <set>
 #include <string>
@@ -47,7 +48,9 @@ class CompiledProgram : public Program {
   int64_t reserved_bytes() const;  // the block's size at --reserve's lengths (0: none)
   void rebind();
   void bind_addresses();
-  void need_device() const;
+  void need_device();
+  bool await_device();
+  CodeCompiler& compiler();
   void start(const TensorMap& inputs);
   void enqueue_plan(bool capture, Timer* timer);
   void replay();
@@ -76,7 +79,14 @@ class CompiledProgram : public Program {
   kir::TargetDesc desc_;  // the target's, narrowed to the device's types
   std::unique_ptr<Device> dev_;
   std::string why_no_device_;
+  struct Opened {
+    std::unique_ptr<Device> dev;
+    std::string why;
+    double ms = 0;
+  };
+  std::future<Opened> opening_;  // a device opening alongside the first compile
   std::unique_ptr<CodeCompiler> compiler_;
+  bool compiler_for_device_ = false;  // made once the device (or its absence) is known
   Specialisation spec_;
   std::string signature_;  // input_signature of the inputs spec_ was made for
   kir::Plan plan_;

@@ -57,6 +57,7 @@ class Program {
     int grows = 0;           // binds that allocated a larger block (none up to --reserve)
     std::string note;        // why the program is not symbolic, or why a length was compiled apart
     double device_ms = 0;    // opening the device (driver, context, queue), once per program
+    bool device_alongside = false;  // it opened on a thread during the first compile ("device" phase: the wait)
     // Where the last compile's time went, in order: pipeline, source, native (the native
     // compiler or the cache), and with a device load (modules), memory and constants.
     std::vector<std::pair<std::string, double>> phases_ms;

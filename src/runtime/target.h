@@ -28,6 +28,9 @@ struct TargetInfo {
   std::function<std::unique_ptr<CodeCompiler>(const Device* dev)> make_compiler;
   // The device programs run on; null, with `why` set, where this machine has none.
   std::function<std::unique_ptr<Device>(const CompileOptions&, std::string* why)> make_device;
+  // The device leaves `desc` as it is (Device::narrow does nothing), so it may open on a
+  // thread while the pipeline runs: a CUDA context takes about 0.2 s to make.
+  bool opens_alongside = false;
   // Optional: the devices --device N picks from, a line each (platform, name, version).
   std::function<std::vector<std::string>()> devices;
   // Optional: a program that is not compiled (the reference interpreter).

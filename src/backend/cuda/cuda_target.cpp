@@ -221,6 +221,7 @@ TargetInfo target_info() {
   t.name = "cuda";
   t.summary = "NVIDIA GPUs: CUDA C++ compiled by NVRTC, run through the driver API";
   t.desc = target_desc();
+  t.opens_alongside = true;  // CudaDevice does not narrow
   t.program_source = program_source;
   t.source_files = source_files;
   t.make_compiler = [](const Device* dev) -> std::unique_ptr<CodeCompiler> {

@@ -181,6 +181,17 @@ TEST(CudaTarget, WithoutADeviceRunSaysWhy) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot run here"), std::string::npos) << e.what();
   }
+  // A run without a prepare stops before NVRTC: the device opened alongside is known missing by then.
+  CompileOptions o;
+  o.use_cache = false;
+  auto q = compile(d.g, "cuda", o);
+  try {
+    q->run(d.in);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot run here"), std::string::npos) << e.what();
+  }
+  for (const auto& [phase, ms] : q->stats().phases_ms) EXPECT_NE(phase, "native");
 }
 
 }  // namespace

@@ -196,7 +196,7 @@ TEST(RegisteredTarget, AgreesWithRefAndCpuAndRepeatsBitForBit) {
   EXPECT_TRUE(st.device_alongside);
   std::vector<std::string> phases;
   for (const auto& [name, ms] : st.phases_ms) phases.push_back(name);
-  EXPECT_EQ(std::count(phases.begin(), phases.end(), "device"), 1) << testing::PrintToString(phases);
+  EXPECT_EQ(std::count(phases.begin(), phases.end(), "device"), 1) << ::testing::PrintToString(phases);
   std::vector<Tensor> cpu = compile(g, "cpu")->run(in);
   ASSERT_EQ(late.size(), cpu.size());
   for (size_t k = 0; k < late.size(); ++k) EXPECT_EQ(tensor_sha256(late[k]), tensor_sha256(cpu[k])) << k;

@@ -84,6 +84,13 @@ bool CompiledProgram::await_device() {
   return true;
 }
 
+// A device opening alongside is awaited here; a run with none stops here, not after the
+// native compiler's seconds.
+void CompiledProgram::before_native(Clock::time_point& t) {
+  if (await_device()) lap("device", t);
+  if (running_) need_device();
+}
+
 CodeCompiler& CompiledProgram::compiler() {
   if (!compiler_for_device_) {
     await_device();
@@ -153,7 +160,12 @@ bool CompiledProgram::make_symbolic(const Specialisation& s) {
   }
   std::string source = target_.program_source(sp->plan);
   lap("source", t);
-  if (await_device()) lap("device", t);
+  try {
+    before_native(t);
+  } catch (...) {  // no device to run on: the symbolic program is still worth making later
+    sym_tried_ = false;
+    throw;
+  }
   sym_code_ = cached_code(compiler(), {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
   lap("native", t);
   ++stats_.compiles;
@@ -246,7 +258,7 @@ void CompiledProgram::specialise(const Specialisation& s) {
   lap("plan", t);
   std::string source = target_.program_source(plan_);
   lap("source", t);
-  if (await_device()) lap("device", t);
+  before_native(t);
   std::shared_ptr<const CompiledCode> code = cached_code(compiler(), {target_.name, std::move(source), opts_.use_cache, opts_.fault.get()});
   lap("native", t);
   if (dev_) {
@@ -411,8 +423,16 @@ std::vector<std::pair<std::string, std::string>> CompiledProgram::sources() cons
 
 // Compiles if needed and uploads the inputs.
 void CompiledProgram::start(const TensorMap& inputs) {
+  if (!opening_.valid()) need_device();  // before compiling; a device still opening is awaited in the compile
+  running_ = true;
+  try {
+    prepare(inputs);
+  } catch (...) {
+    running_ = false;
+    throw;
+  }
+  running_ = false;
   need_device();
-  prepare(inputs);
   UploadBatch batch(staging(), *dev_, skip_staging_wait());
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const kir::Buffer& buf = plan_.buffers[b];

@@ -50,6 +50,7 @@ class CompiledProgram : public Program {
   void bind_addresses();
   void need_device();
   bool await_device();
+  void before_native(std::chrono::steady_clock::time_point& t);
   CodeCompiler& compiler();
   void start(const TensorMap& inputs);
   void enqueue_plan(bool capture, Timer* timer);
@@ -87,6 +88,7 @@ class CompiledProgram : public Program {
   std::future<Opened> opening_;  // a device opening alongside the first compile
   std::unique_ptr<CodeCompiler> compiler_;
   bool compiler_for_device_ = false;  // made once the device (or its absence) is known
+  bool running_ = false;  // the compile is run()'s: with no device it stops before the native step
   Specialisation spec_;
   std::string signature_;  // input_signature of the inputs spec_ was made for
   kir::Plan plan_;

@@ -181,7 +181,8 @@ int bench(const BenchFlags& f) {
   int all = 1 + f.warmup + f.runs;
   std::cout << "bench: " << f.model << " on " << f.target << "\n";
   std::cout << "compile: " << fmt("%.1f", compile_ms) << " ms (pipeline, code generation, native compile or cache)\n";
-  std::cout << "  of which: " << compile_phases(p->stats()) << "\n";
+  Program::CompileStats cs = p->stats();
+  std::cout << "  of which: " << compile_phases(cs) << "\n";
   std::cout << "first run: " << fmt("%.3f", first_ms) << " ms\n";
   std::cout << "runs: " << f.runs << " after " << f.warmup << " warm-up, per run (inputs in, outputs out): min "
             << fmt("%.3f", st.min) << " ms, median " << fmt("%.3f", st.median) << " ms, mean " << fmt("%.3f", st.mean)
@@ -195,7 +196,6 @@ int bench(const BenchFlags& f) {
                       {"run_ms", ms},               {"min_ms", st.min},     {"median_ms", st.median},
                       {"mean_ms", st.mean},         {"p90_ms", st.p90},     {"max_ms", st.max},
                       {"prepare_ms", prepare_ms},   {"outputs_sha256", sha},      {"bit_identical", same == all}};
-  Program::CompileStats cs = p->stats();
   j["compile_phases_ms"] = nlohmann::json::array();
   for (const auto& [phase, t] : cs.phases_ms) j["compile_phases_ms"].push_back({{"phase", phase}, {"ms", t}});
   j["device_ms"] = cs.device_ms;

@@ -59,7 +59,7 @@ CompiledProgram::CompiledProgram(const TargetInfo& t, const Graph& g, const Comp
     return d;
   };
   if (t.opens_alongside) {
-    compiler_ = t.make_compiler(nullptr);  // throws now if this target cannot compile here
+    t.make_compiler(nullptr);  // throws now if this target cannot compile here; compiler() makes the one used
     opening_ = std::async(std::launch::async, open);
     stats_.device_alongside = true;
     return;
@@ -70,7 +70,6 @@ CompiledProgram::CompiledProgram(const TargetInfo& t, const Graph& g, const Comp
   stats_.device_ms = d.ms;
   if (dev_) dev_->narrow(desc_);
   compiler_ = t.make_compiler(dev_.get());
-  compiler_for_device_ = true;
 }
 
 // Takes the device opened alongside once the compile needs it; true if it had to (the caller
@@ -92,10 +91,9 @@ void CompiledProgram::before_native(Clock::time_point& t) {
 }
 
 CodeCompiler& CompiledProgram::compiler() {
-  if (!compiler_for_device_) {
+  if (!compiler_) {  // made once the device opened alongside (or its absence) is known
     await_device();
     compiler_ = target_.make_compiler(dev_.get());
-    compiler_for_device_ = true;
   }
   return *compiler_;
 }
@@ -191,7 +189,7 @@ bool CompiledProgram::fits_symbolic(const std::vector<TypeInfo>& types) const {
 // (a Slice with a fixed end on the time axis, say): that length is compiled on its own.
 bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
   if (!fits_symbolic(types)) return false;
-  auto t0 = std::chrono::steady_clock::now();
+  Clock::time_point t0 = Clock::now();
   const std::vector<std::string>& names = sym_->plan.symbols;
   std::vector<int64_t> values = symbol_values(graph_, types, names);
   std::string why;
@@ -238,7 +236,7 @@ bool CompiledProgram::bind_symbolic(const std::vector<TypeInfo>& types) {
   stats_.binds += sym_bound_ ? 1 : 0;  // the first bind is part of the compile
   sym_bound_ = true;
   stats_.symbolic = true;
-  stats_.last_bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  stats_.last_bind_ms = ms_since(t0);
   return true;
 }
 

@@ -86,8 +86,7 @@ class CompiledProgram : public Program {
     double ms = 0;
   };
   std::future<Opened> opening_;  // a device opening alongside the first compile
-  std::unique_ptr<CodeCompiler> compiler_;
-  bool compiler_for_device_ = false;  // made once the device (or its absence) is known
+  std::unique_ptr<CodeCompiler> compiler_;  // null until compiler() makes it, where the device opens alongside
   bool running_ = false;  // the compile is run()'s: with no device it stops before the native step
   Specialisation spec_;
   std::string signature_;  // input_signature of the inputs spec_ was made for

@@ -4,6 +4,7 @@
 
 #include "codegen/prelude.h"
 #include "core/error.h"
+#include "passes/window.h"
 
 namespace lockstep::codegen {
 
@@ -97,21 +98,68 @@ std::string HostPrinter::range(const Plan& p, const Kernel& k, const std::string
   std::string next;
   for (size_t i = loops.size(); i-- > 1;) next += "if (++" + loops[i].first + " == (" + loops[i].second + ")) { " + loops[i].first + " = 0; ";
   next += "++" + loops[0].first + ";" + std::string(loops.size() - 1, '}');
-  src += "  for (int64_t ls_i = ls_begin; ls_i < ls_end; ++ls_i) {\n";
+  const Expr* red = find_reduce(k.body);
+  Window window = red && k.window.value ? window_copy(p, k, *red, loops.back().second) : Window{};
+  src += window.declare + "  for (int64_t ls_i = ls_begin; ls_i < ls_end; ++ls_i) {\n";
   src += "  {\n";
   src += "    const int64_t lo = vt * " + L + ";\n";
-  src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n";
+  src += "    const int64_t n = " + N + " - lo < " + L + " ? " + N + " - lo : " + L + ";\n" + window.copy;
   std::string tail = "    " + next + "\n  }\n}\n";
-  if (const Expr* red = find_reduce(k.body)) {
+  if (red) {
     // The last row block of a dim the rows do not divide: its own copy, with fewer rows.
     int64_t rest = sc.rows > 1 ? s[r - 2] % sc.rows : 0;
-    if (!rest) return src + reduction(p, k, *red, sc.rows) + "  }\n" + tail;
-    return src + "    if (vrow < " + std::to_string(s[r - 2] / sc.rows) + ") {\n" + reduction(p, k, *red, sc.rows) +
-           "    } else {\n" + reduction(p, k, *red, rest) + "    }\n  }\n" + tail;
+    std::string body = !rest ? reduction(p, k, *red, sc.rows)
+                             : "    if (vrow < " + std::to_string(s[r - 2] / sc.rows) + ") {\n" + reduction(p, k, *red, sc.rows) +
+                                   "    } else {\n" + reduction(p, k, *red, rest) + "    }\n";
+    set_staged({});
+    return src + body + "  }\n" + tail;
   }
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
   return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n" + tail;
+}
+
+// Kernel k computes its window's producer (passes/window.h) itself: the range function declares
+// the window array, and a tile copies its window where its columns or outer indices differ from
+// the last iteration's (a thread's consecutive iterations are the row blocks of one tile,
+// `row_blocks` of them). The reduction's term then reads the copy (set_staged, until the caller
+// clears it).
+HostPrinter::Window HostPrinter::window_copy(const Plan& p, const Kernel& k, const Expr& red, const std::string& row_blocks) const {
+  std::optional<WindowShape> w = window_shape(p, k, k.window.buf);
+  if (!w) throw InternalError("internal: " + k.name + " reads b" + std::to_string(k.window.buf) + " as no window");
+  auto times = [](int64_t c, const std::string& x) { return c == 1 ? x : std::to_string(c) + " * " + x; };
+  std::string W = std::to_string(w->width(k.schedule.lanes)), type = compute_type(k.window.value->type);
+  // Window row of the reduction's vars but the tap: their row-major index.
+  std::string row;
+  for (size_t i = 0; i < w->row_vars.size(); ++i)
+    row = (i ? "(" + row + ") * " + std::to_string(w->row_extents[i]) + " + " : "") + "v" + std::to_string(w->row_vars[i]);
+  if (row.empty()) row = "0";
+  // The producer at the load's index, the last at window position ls_p of the tile's window.
+  int pos = static_cast<int>(red.i + red.shape.size());  // a var of its own
+  std::vector<ExprP> at_load = w->lead;
+  at_load.push_back(var(pos));
+  std::string start = size(w->start);
+  Window out;
+  out.declare = "  alignas(64) " + type + " ls_win[" + std::to_string(w->rows() * w->width(k.schedule.lanes)) +
+                "];  // a tile's window of b" + std::to_string(k.window.buf) + ", computed here\n  int64_t ls_win_at = -1;\n";
+  out.copy = "    if (ls_i / (" + row_blocks + ") != ls_win_at) {  // another tile: copy its window\n      ls_win_at = ls_i / (" +
+             row_blocks + ");\n";
+  std::string close;
+  for (size_t i = 0; i < w->row_vars.size(); ++i) {
+    out.copy += "      " + loop("v" + std::to_string(w->row_vars[i]), w->row_extents[i]) + "      {\n";
+    close += "      }\n";
+  }
+  out.copy += "      const int64_t ls_row = " + row + ";\n      const int64_t ls_n = " + times(w->stride, "(n - 1)") + " + " +
+              std::to_string(w->dilation * (w->taps - 1) + 1) + ";\n";
+  out.copy += "      for (int64_t ls_p = 0; ls_p < ls_n; ++ls_p) {\n        const int64_t v" + std::to_string(pos) + " = " +
+              (start == "0" ? "" : start + " + ") + times(w->stride, "lo") + " + ls_p;\n";
+  out.copy += "        ls_win[ls_row * " + W + " + ls_p] = " + expr(substitute(k.window.value, at_load, 0)) + ";\n      }\n" + close + "    }\n";
+  // Read through a restrict pointer: else GCC keeps the accumulators in memory (36 against
+  // 16 ms for the flow cut on one thread), as the stores to the array might reach them.
+  out.copy += "    const " + type + "* __restrict ls_w = ls_win;\n";
+  std::string tap = w->tap >= 0 ? " + " + times(w->dilation, "v" + std::to_string(w->tap)) : "";
+  set_staged({k.window.buf, "ls_w[(" + row + ") * " + W + " + " + times(w->stride, "j") + tap + "]"});
+  return out;
 }
 
 // The kernel's entry: it runs range function `fn` over the outer loops' iterations. `args`:

@@ -31,6 +31,10 @@ class HostPrinter : public CPrinter {
   std::string range(const kir::Plan& p, const kir::Kernel& k, const std::string& head, bool by_position) const;
   std::string entry(const kir::Plan& p, const kir::Kernel& k, const std::string& fn, bool args) const;
   std::string reduction(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red, int64_t rows) const;
+  struct Window {
+    std::string declare, copy;  // before the iterations; at the top of each
+  };
+  Window window_copy(const kir::Plan& p, const kir::Kernel& k, const kir::Expr& red, const std::string& row_blocks) const;
 };
 
 }  // namespace lockstep::codegen

@@ -15,9 +15,10 @@ std::vector<ExprP> out_vars(size_t rank) {
 std::vector<int> kernel_inputs(const Kernel& k) {
   std::vector<const Expr*> loads;
   collect_loads(k.body, loads);
+  if (k.window.value) collect_loads(k.window.value, loads);
   std::vector<int> bufs;
   for (const Expr* l : loads)
-    if (std::find(bufs.begin(), bufs.end(), l->buf) == bufs.end()) bufs.push_back(l->buf);
+    if (l->buf != k.window.buf && std::find(bufs.begin(), bufs.end(), l->buf) == bufs.end()) bufs.push_back(l->buf);
   if (k.symbols >= 0 && std::find(bufs.begin(), bufs.end(), k.symbols) == bufs.end()) bufs.push_back(k.symbols);
   return bufs;
 }
@@ -31,7 +32,8 @@ std::string node_list(const Kernel& k) {
 std::string describe(const Plan& p, const Kernel& k) {
   const Buffer& b = p.buffers[k.out];
   return k.name + " [" + node_list(k) + "]: b" + std::to_string(k.out) + dtype_name(b.dtype) +
-         shape_str(b.shape) + " = " + to_string(k.body) + (k.schedule.chosen() ? " {" + describe(k.schedule) + "}" : "");
+         shape_str(b.shape) + " = " + to_string(k.body) + (k.schedule.chosen() ? " {" + describe(k.schedule) + "}" : "") +
+         (k.window.value ? " window b" + std::to_string(k.window.buf) + " = " + to_string(k.window.value) : "");
 }
 
 std::string describe(const Schedule& s) {

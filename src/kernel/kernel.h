@@ -47,6 +47,15 @@ struct Kernel {
   // A layout change worth its own pass over memory (a transposed conv's phases interleaved):
   // fusion never inlines it into its readers, which then read its output in order.
   bool materialise = false;
+  // A producer this kernel computes itself (absorb_windows: the schedule's choice on a target
+  // that stages windows), instead of a kernel of its own: the buffer it wrote, which this
+  // kernel's reduction reads through a window (passes/window.h) that each tile stages, and its
+  // value at that buffer's index v0..v{rank-1}. The buffer itself is then never written.
+  struct Window {
+    int buf = -1;
+    ExprP value;
+  };
+  Window window;
   const Shape& shape(const std::vector<Buffer>& bufs) const { return bufs[out].shape; }
 };
 
@@ -95,7 +104,8 @@ std::string describe(const Plan& p, const Kernel& k);
 std::string describe(const Plan& p);
 // Var(0) .. Var(rank-1): the output index of a kernel.
 std::vector<ExprP> out_vars(size_t rank);
-// Buffers each kernel reads, without duplicates, in first-use order.
+// Buffers each kernel reads, without duplicates, in first-use order: a window's producer reads
+// in place of its buffer.
 std::vector<int> kernel_inputs(const Kernel& k);
 
 }  // namespace lockstep::kir

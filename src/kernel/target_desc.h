@@ -21,6 +21,10 @@ struct TargetDesc {
   int64_t reduce_lanes = 0;
   int64_t element_lanes = 0;
   int64_t reduce_rows = 0;
+  // Host reductions: a cheap elementwise producer of a conv's input (its pad, a LeakyRelu) is
+  // computed inside the conv, each tile copying the window of input it reads once
+  // (absorb_windows), where that copy takes at most this many bytes; 0: never.
+  int64_t window_bytes = 0;
   // GPU schedules: threads per group; at most this many rows (dim before the last) and columns
   // (last dim) of outputs per work item of a reduction; innermost reduction loops this short
   // are unrolled when a work item computes several columns.

@@ -343,11 +343,14 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   } catch (const NotAffine& n) {
     return no(n.what);
   }
+  PassManager pm(o.pass_limit, runs[0].log);
+  pm.fault = o.fault;
   try {
     if (o.target) legalize(out, *o.target);
     if (o.simplify_indices) simplify_indices(out);  // by the symbols' bounds, valid at every length
     if (o.target) {
-      choose_schedules(out, *o.target);  // the Symbols buffer is one more kernel argument
+      choose_schedules(out, *o.target, pm);  // the Symbols buffer is one more kernel argument
+      absorb_windows(out, *o.target, &pm);
       collect_divisors(out);
     }
   } catch (const InternalError&) {
@@ -358,9 +361,7 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   for (size_t k = 0; k < out.kernels.size(); ++k)
     if (out.kernels[k].schedule.loops == Schedule::Loops::Gpu && !out.buffers[out.kernels[k].out].dims.empty())
       s.sized_kernels.push_back(static_cast<int>(k));
-  s.log = runs[0].log;
-  if (o.target) s.log.push_back({static_cast<int>(s.log.size()) + 1, std::string(kSchedulePass),
-                                 std::to_string(out.kernels.size()) + " kernels for " + o.target->name, {}, true});
+  s.log = pm.log();
   verify_plan(out);
   return s;
 }

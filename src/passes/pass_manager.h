@@ -43,6 +43,8 @@ class PassManager {
  public:
   // limit < 0: apply everything.
   explicit PassManager(int limit = -1) : limit_(limit) {}
+  // Numbering on from `earlier` (a symbolic plan's steps follow its first probe's pipeline).
+  PassManager(int limit, std::vector<PassRecord> earlier) : limit_(limit), log_(std::move(earlier)) {}
   // Numbers the next application and says whether to carry it out.
   bool request(const std::string& pass, const std::string& what, std::vector<std::string> nodes);
   bool request(const std::string& pass, const std::string& what, NodeList nodes);

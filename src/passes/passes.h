@@ -4,6 +4,7 @@
 #pragma once
 #include "graph/graph.h"
 #include "kernel/kernel.h"
+#include "kernel/target_desc.h"
 #include "passes/pass_manager.h"
 
 namespace lockstep {
@@ -23,6 +24,11 @@ void remove_dead_kernels(kir::Plan& p);                 // required clean-up, no
 // point of the loops); not numbered. Not for a probe of a symbolic plan, whose extents change;
 // a symbolic plan's own vars are bounded by its dims, affine in the symbols.
 void simplify_indices(kir::Plan& p);
+// Whether index e lies in [0, d) at every point of kernel k's loops, by the same bounds.
+bool index_within(const kir::Plan& p, const kir::Kernel& k, const kir::ExprP& e, const kir::ExprP& d);
 void block_constant_rows(kir::Plan& p, PassManager& pm);  // after the schedule: constants in tile order
+// After the schedule, on a target that stages host windows: a conv's cheap elementwise producer
+// computed in its tiles (windows.cpp); each one a numbered application where `pm` is given.
+void absorb_windows(kir::Plan& p, const kir::TargetDesc& t, PassManager* pm);
 
 }  // namespace lockstep

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "kernel/lower.h"
+#include "passes/window.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
 #include "passes/schedule.h"
@@ -117,15 +118,23 @@ PipelineResult run_pipeline(const Graph& g, const Specialisation& s, const Pipel
 }
 
 void verify_plan(const Plan& p) {
-  std::vector<bool> written(p.buffers.size(), false);
+  std::vector<bool> written(p.buffers.size(), false), absorbed(p.buffers.size(), false);
   for (size_t b = 0; b < p.buffers.size(); ++b)
     written[b] = p.buffers[b].kind == Buffer::Input || p.buffers[b].kind == Buffer::Constant ||
                  p.buffers[b].kind == Buffer::Symbols;
   for (const Kernel& k : p.kernels) {
     check_expr(p, k, k.body, static_cast<int>(p.buffers[k.out].shape.size()));
+    if (k.window.value) {  // a producer computed in k's tiles: its buffer is read through a window, never written
+      int b = k.window.buf;
+      if (b < 0 || b >= static_cast<int>(p.buffers.size()) || written[b] || !window_shape(p, k, b))
+        throw InternalError("internal: " + k.name + " computes b" + std::to_string(b) + " in its tiles, which it cannot read as a window");
+      check_expr(p, k, k.window.value, static_cast<int>(p.buffers[b].shape.size()));
+      absorbed[b] = true;
+    }
     for (int b : kernel_inputs(k))
-      if (!written[b]) throw InternalError("internal: " + k.name + " reads b" + std::to_string(b) + " before it is written");
-    if (written[k.out]) throw InternalError("internal: " + k.name + " writes b" + std::to_string(k.out) + " a second time");
+      if (!written[b] || absorbed[b])
+        throw InternalError("internal: " + k.name + " reads b" + std::to_string(b) + (absorbed[b] ? ", which no kernel writes" : " before it is written"));
+    if (written[k.out] || absorbed[k.out]) throw InternalError("internal: " + k.name + " writes b" + std::to_string(k.out) + " a second time");
     written[k.out] = true;
   }
   for (int b : p.outputs)
@@ -172,6 +181,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   if (opts.target) {  // of the plan as printed
     choose_schedules(result.plan, *opts.target, pm);
     block_constant_rows(result.plan, pm);
+    absorb_windows(result.plan, *opts.target, &pm);
     verify_plan(result.plan);
   }
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));

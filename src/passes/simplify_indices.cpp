@@ -110,6 +110,9 @@ class Simplifier {
   // `decide`: comparisons may become constants. Not in the condition of a select between
   // floats, whose removal would change the arithmetic printed (a masked term summed by a plain
   // add would become a product stepped by fma), and might at one length and not another.
+  // Whether index e lies in [0, d) at every point of the kernel's loops.
+  bool within(const ExprP& e, const ExprP& d) { return below(range(linear(e)), affine(d)); }
+
   ExprP run(const ExprP& e, bool decide = true) {
     if (e->op == Op::Const || e->op == Op::Var) return e;
     auto& done = done_[decide];
@@ -330,6 +333,8 @@ class Simplifier {
 };
 
 }  // namespace
+
+bool index_within(const Plan& p, const Kernel& k, const ExprP& e, const ExprP& d) { return Simplifier(p, k).within(e, d); }
 
 void simplify_indices(Plan& p) {
   for (Kernel& k : p.kernels) {

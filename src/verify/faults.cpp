@@ -95,11 +95,11 @@ void check_pass_fault(const std::string& spec, const std::vector<std::string>& p
     throw Error("--inject-fault " + spec + ": this compile has only " + std::to_string(pass_log.size()) +
                 " pass applications (see --print-pass-log)");
   const std::string& line = pass_log[f.pass - 1];
-  for (const char* p : {" inline-view:", " fuse-elementwise:", " fuse-epilogue:"})
+  for (const char* p : {" inline-view:", " fuse-elementwise:", " fuse-epilogue:", " absorb-window:"})
     if (line.find(p) != std::string::npos) return;
   throw Error("--inject-fault " + spec + ": application '" + line +
               "' is not a fusion; pass faults offset the loads a kernel-pass application moves "
-              "(inline-view, fuse-elementwise, fuse-epilogue)");
+              "(inline-view, fuse-elementwise, fuse-epilogue, absorb-window)");
 }
 
 int kernel_of_node(const Plan& p, const std::string& node) {

@@ -19,6 +19,9 @@ const kir::TargetDesc& target_desc() {
     t.reduce_lanes = avx512 ? 32 : 16;
     t.element_lanes = 256;  // elements per tile of a kernel without a reduction
     t.reduce_rows = avx512 ? 8 : 6;
+    // A conv's pad (and LeakyRelu) computed in its tiles: a window of up to 32 KiB, which stays
+    // in a core's L1 beside the tile's weights (the decoder's largest: 128 channels x 38).
+    t.window_bytes = 32 * 1024;
     return t;
   }();
   return d;

@@ -43,15 +43,17 @@ std::optional<Linear> linear(const ExprP& e, uint64_t tracked) {
   return std::nullopt;
 }
 
-int count_loads(const ExprP& e, int buf, const Expr** found) {
-  if (!(e->has & Expr::kLoad)) return 0;
-  int n = 0;
-  if (e->op == Op::Load && e->buf == buf) {
-    *found = e.get();
-    n = 1;
-  }
-  for (const ExprP& a : e->args) n += count_loads(a, buf, found);
-  return n;
+// The one load of buffer `buf` in e, or null where e loads it other than once.
+const Expr* only_load(const ExprP& e, int buf) {
+  std::vector<const Expr*> loads;
+  collect_loads(e, loads);
+  const Expr* found = nullptr;
+  for (const Expr* ld : loads)
+    if (ld->buf == buf) {
+      if (found) return nullptr;
+      found = ld;
+    }
+  return found;
 }
 
 void terms_of(const ExprP& e, std::vector<ExprP>& out) {  // a sum taken apart
@@ -115,8 +117,8 @@ std::optional<WindowShape> window_shape(const Plan& p, const Kernel& k, int buf)
   size_t r = p.buffers[k.out].shape.size();
   int first = red ? static_cast<int>(red->i) : 0, vars = red ? first + static_cast<int>(red->shape.size()) : 0;
   if (!red || r < 2 || vars > 62) return std::nullopt;
-  const Expr* ld = nullptr;
-  if (count_loads(k.body, buf, &ld) != 1 || count_loads(red->args[0], buf, &ld) != 1 || ld->args.empty()) return std::nullopt;
+  const Expr* ld = only_load(k.body, buf);
+  if (!ld || only_load(red->args[0], buf) != ld || ld->args.empty()) return std::nullopt;
   uint64_t col = bit(static_cast<int64_t>(r) - 1), row = bit(static_cast<int64_t>(r) - 2), terms = 0;
   for (int v = first; v < vars; ++v) terms |= bit(v);
   if (ld->var_mask & (row | bit(63))) return std::nullopt;

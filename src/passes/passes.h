@@ -28,7 +28,7 @@ void simplify_indices(kir::Plan& p);
 bool index_within(const kir::Plan& p, const kir::Kernel& k, const kir::ExprP& e, const kir::ExprP& d);
 void block_constant_rows(kir::Plan& p, PassManager& pm);  // after the schedule: constants in tile order
 // After the schedule, on a target that stages host windows: a conv's cheap elementwise producer
-// computed in its tiles (windows.cpp); each one a numbered application where `pm` is given.
+// computed in its tiles (window.cpp); each one a numbered application where `pm` is given.
 void absorb_windows(kir::Plan& p, const kir::TargetDesc& t, PassManager* pm);
 
 }  // namespace lockstep

@@ -6,10 +6,10 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "kernel/lower.h"
-#include "passes/window.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
 #include "passes/schedule.h"
+#include "passes/window.h"
 
 namespace lockstep {
 

@@ -107,12 +107,12 @@ class Simplifier {
  public:
   Simplifier(const Plan& p, const Kernel& k) : symbol_buf_(p.symbol_buf), symbols_(p.symbols.size()) { var_ranges(p, k); }
 
-  // `decide`: comparisons may become constants. Not in the condition of a select between
-  // floats, whose removal would change the arithmetic printed (a masked term summed by a plain
-  // add would become a product stepped by fma), and might at one length and not another.
   // Whether index e lies in [0, d) at every point of the kernel's loops.
   bool within(const ExprP& e, const ExprP& d) { return below(range(linear(e)), affine(d)); }
 
+  // `decide`: comparisons may become constants. Not in the condition of a select between
+  // floats, whose removal would change the arithmetic printed (a masked term summed by a plain
+  // add would become a product stepped by fma), and might at one length and not another.
   ExprP run(const ExprP& e, bool decide = true) {
     if (e->op == Op::Const || e->op == Op::Var) return e;
     auto& done = done_[decide];

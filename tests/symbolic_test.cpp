@@ -87,6 +87,23 @@ TEST_P(SymbolicLengths, GroupsStraddlingRowBlocksGiveTheBytesCompiledForTheLengt
   }
 }
 
+// Printers are shared by every compile of a process: the first symbolic program printed its
+// loop bounds from the symbols buffer, every later one from the locals read_symbols declares
+// (state left by the kernel printed before), so two compiles of one model made two programs.
+TEST_P(SymbolicLengths, EveryCompileInAProcessPrintsTheSameProgram) {
+  GraphBuilder b(17);
+  int x = b.input("x", DType::f32, {dim(1), dim(4), dim(5)});
+  b.output(b.op("Tanh", "/tanh", {x}));
+  compile(b.finish(), GetParam())->prepare({{"x", Tensor(DType::f32, {1, 4, 5})}});  // a plan of no symbols
+  Graph g = wide_conv();
+  TensorMap in = {{"x", Tensor(DType::f32, {1, 16, 40})}};
+  std::unique_ptr<Program> first = compile(g, GetParam()), second = compile(g, GetParam());
+  first->prepare(in);
+  second->prepare(in);
+  ASSERT_TRUE(first->stats().symbolic) << first->stats().note;
+  EXPECT_EQ(first->identity(), second->identity());
+}
+
 // x [1, 16, T] -> ConvTranspose 16 -> 8 channels with K taps, stride S, output S T: computed
 // phase by phase, where S does not divide K the phases with fewer real taps masking the rest.
 // At K = 8, S = 4, T = 5 GCC's -O3 interchanged the cpu tile's channel and tap loops (16 and 2

@@ -83,8 +83,19 @@ std::string CPrinter::index(const Expr& ld) const {
   return s.empty() ? "0" : s;
 }
 
+CPrinter::KernelScope::KernelScope(const CPrinter& p, const Kernel& k) : p_(p) {
+  p_.symbols_ = k.symbols;
+  p_.tile_ = {};
+  p_.staged_ = {};
+}
+
+CPrinter::KernelScope::~KernelScope() {
+  p_.symbols_ = -1;
+  p_.tile_ = {};
+  p_.staged_ = {};
+}
+
 std::string CPrinter::read_symbols(const Plan& p, const Kernel& k) const {
-  symbols_ = k.symbols;
   if (k.symbols < 0) return "";
   std::string s;
   for (size_t j = 0; j < p.symbols.size(); ++j)

@@ -49,9 +49,23 @@ class CPrinter {
   // "// k3: node, node" (with a note: "// k3 (note): ...").
   std::string comment(const kir::Kernel& k, const std::string& note = "") const;
   // A symbolic plan's kernel reads the symbols once, into locals the loops then use:
-  // "const int64_t ls_s0 = b12[0];" (empty for a kernel of a concrete plan). Sets which buffer
-  // holds them for the expressions printed after it.
+  // "const int64_t ls_s0 = b12[0];" (empty for a kernel of a concrete plan).
   std::string read_symbols(const kir::Plan& p, const kir::Kernel& k) const;
+  // The printer's state for one kernel's function, held while it is printed: the symbols read
+  // from its own buffer (as ls_sN), nothing staged and no split tile row left from another.
+  // Printers are shared and long-lived: without it, the dims printed before read_symbols
+  // depended on the kernel printed before, and the first symbolic program of a process
+  // printed (and cached) differently from every later one.
+  class KernelScope {
+   public:
+    KernelScope(const CPrinter& p, const kir::Kernel& k);
+    ~KernelScope();
+    KernelScope(const KernelScope&) = delete;
+    KernelScope& operator=(const KernelScope&) = delete;
+
+   private:
+    const CPrinter& p_;
+  };
   // "ACC = ..." folding a reduction's next term into its accumulator `acc`.
   std::string reduce_step(const kir::Expr& red, const std::string& acc) const;
   // The accumulator's first value: the identity of the reduction.

@@ -104,6 +104,7 @@ std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const { return co
 std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& entry) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
   if (k.window.value) throw InternalError("internal: " + k.name + " computes a window, which no GPU schedule stages");
+  KernelScope scope(*this, k);
   std::string src = signature(p, k, entry) + read_symbols(p, k);
   const Schedule& sc = k.schedule;
   bool fixed = p.buffers[k.out].dims.empty();

@@ -84,6 +84,7 @@ bool HostPrinter::empty(const Plan& p, const Kernel& k) {
 // tile of the output. `by_position`: it reads its buffers from an array of the kernel's own
 // (kernel_params order), so kernels that differ only in their buffers print the same.
 std::string HostPrinter::range(const Plan& p, const Kernel& k, const std::string& head, bool by_position) const {
+  KernelScope scope(*this, k);
   const Schedule& sc = k.schedule;
   const Shape& s = p.buffers[k.out].shape;
   size_t r = s.size();
@@ -165,6 +166,7 @@ HostPrinter::Window HostPrinter::window_copy(const Plan& p, const Kernel& k, con
 // The kernel's entry: it runs range function `fn` over the outer loops' iterations. `args`:
 // `fn` reads the kernel's buffers from an array of its own, in kernel_params order.
 std::string HostPrinter::entry(const Plan& p, const Kernel& k, const std::string& fn, bool args) const {
+  KernelScope scope(*this, k);
   std::string src = signature(p, k, "extern \"C\" void " + k.name + "(void* const* bufs)", false) + read_symbols(p, k);
   if (empty(p, k)) return src + "}\n";
   std::string count;

@@ -160,9 +160,7 @@ struct CheckFlags : VerifyFlags {
 int sha_only(const CheckFlags& f) {
   VerifySubject s = load_subject(f.model, f.inputs);  // a fault's node may lie outside B of A-B-A
   auto p = compile(s.graph, split_targets(f.targets).front(), f.compile.options);
-  std::vector<Tensor> outs = p->run(s.inputs);
-  for (size_t k = 0; k < outs.size(); ++k)
-    std::cout << s.graph.values[s.graph.outputs[k]].name << " sha256=" << tensor_sha256(outs[k]) << "\n";
+  std::cout << fresh_report(p->run(s.inputs), *p, f.compile.options);
   return kExitOk;
 }
 

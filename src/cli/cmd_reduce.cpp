@@ -1,6 +1,7 @@
 // `lockstep reduce`: delta debugging to a minimal ONNX model that still diverges, written as
 // a backend-test bundle with the command that reproduces it; with --dims, at the first length of
 // a sweep that diverges.
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -33,6 +34,13 @@ std::string quote(const std::string& s) {
   return s;
 }
 
+// A double that reads back as itself (std::to_string keeps 6 decimals: rel_l2=1e-7 became 0).
+std::string exact(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
 // The command that reruns the bundle: `check` on the folder, with the same target, oracle,
 // compile flags (the planted fault included) and tolerances.
 std::string repro_command(const ReduceFlags& f, const Tolerances& tol) {
@@ -41,7 +49,7 @@ std::string repro_command(const ReduceFlags& f, const Tolerances& tol) {
   for (const std::string& a : compile_args(f.compile.options)) c += " " + quote(a);
   Tolerance d;
   if (tol.all.min_cosine != d.min_cosine || tol.all.max_rel_l2 != d.max_rel_l2)
-    c += " --tol cosine=" + std::to_string(tol.all.min_cosine) + ",rel_l2=" + std::to_string(tol.all.max_rel_l2);
+    c += " --tol cosine=" + exact(tol.all.min_cosine) + ",rel_l2=" + exact(tol.all.max_rel_l2);
   return c;
 }
 

@@ -409,6 +409,12 @@ std::vector<Program::ConstantCheck> CompiledProgram::check_constants() {
   return checks;
 }
 
+std::string CompiledProgram::identity() const {
+  if (!code_) return "";
+  std::string what = target_.name + "\n" + (dev_ ? dev_->key() : "no device") + "\n" + code_->key;
+  return sha256_hex(what.data(), what.size());
+}
+
 std::vector<std::string> CompiledProgram::pass_log() const {
   std::vector<std::string> lines;
   for (const PassRecord& r : log_) lines.push_back(format_record(r));

@@ -34,6 +34,7 @@ class CompiledProgram : public Program {
   std::vector<KernelTime> profile(const TensorMap& inputs) override;
   std::vector<ConstantCheck> check_constants() override;
   std::vector<std::string> pass_log() const override;
+  std::string identity() const override;
   CompileStats stats() const override { return stats_; }
   std::vector<std::pair<std::string, std::string>> sources() const override;
 

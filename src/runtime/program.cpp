@@ -25,10 +25,20 @@ void validate_options(const CompileOptions& o) {
   if (o.pass_limit < -1) throw Error("--pass-limit " + std::to_string(o.pass_limit) + " is negative");
 }
 
+// --device N names a device the target has: one without a device list has one device.
+static void check_device(const TargetInfo& t, int device) {
+  if (device == 0) return;  // listing devices opens drivers: only when another is named
+  std::vector<std::string> list = t.devices ? t.devices() : std::vector<std::string>{"the one device"};
+  if (device < 0 || static_cast<size_t>(device) >= list.size())
+    throw Error("--device " + std::to_string(device) + ": target '" + t.name + "' has " + std::to_string(list.size()) +
+                " device" + (list.size() == 1 ? "" : "s") + " here (lockstep info --targets lists them)");
+}
+
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {
   validate_options(opts);
   const TargetInfo* t = find_target(target);
   if (!t) throw Error("unknown target '" + target + "' (known: " + target_names() + ")");
+  check_device(*t, opts.device);
   if (t->make_program) return t->make_program(g, opts);
   return std::make_unique<CompiledProgram>(*t, g, opts);
 }

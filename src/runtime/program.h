@@ -63,6 +63,10 @@ class Program {
     std::vector<std::pair<std::string, double>> phases_ms;
   };
   virtual CompileStats stats() const { return {}; }
+  // What the last compile made, as one SHA-256 over the device it is for, the compiler's
+  // identity and the generated code; "" for a program that is not compiled. A fresh process
+  // given the same options must make the same.
+  virtual std::string identity() const { return ""; }
   // Numbered pass applications of the last compile ("#N pass: what (nodes)").
   virtual std::vector<std::string> pass_log() const { return {}; }
   // Generated source of the last compile: (file name, text), one file per kernel.

@@ -68,35 +68,37 @@ void parse_tolerance(const std::string& text, const std::vector<std::string>& ou
 
 // ---------------------------------------------------------------- fresh processes
 
-std::vector<std::string> compile_args(const CompileOptions& o) {
-  std::vector<std::string> a;
-  CompileOptions d;
-  if (o.threads != d.threads) a.push_back("--threads=" + std::to_string(o.threads));
-  if (o.pass_limit >= 0) a.push_back("--pass-limit=" + std::to_string(o.pass_limit));
-  if (!o.use_cache) a.push_back("--no-cache");
-  if (o.checked) a.push_back("--checked");
-  if (!o.replay) a.push_back("--no-replay");
-  if (o.verify_constants) a.push_back("--verify-constants");
-  if (o.staging_slots != d.staging_slots) a.push_back("--staging-slots=" + std::to_string(o.staging_slots));
-  if (o.staging_slot_bytes != d.staging_slot_bytes)
-    a.push_back("--staging-slot-bytes=" + std::to_string(o.staging_slot_bytes));
-  if (o.fault) a.push_back("--inject-fault=" + o.fault->spec());
-  return a;
+std::string options_line(const CompileOptions& o) {
+  std::string line;
+  for (const std::string& a : compile_args(o)) line += (line.empty() ? "" : " ") + a;
+  return line;
 }
 
-std::vector<std::string> fresh_process_sha256(const FreshProcess& p, const std::string& target, const CompileOptions& o) {
+std::string fresh_report(const std::vector<Tensor>& outs, const Program& p, const CompileOptions& o) {
+  std::string r;
+  for (const Tensor& t : outs) r += "sha256=" + tensor_sha256(t) + "\n";
+  return r + "plan=" + p.identity() + "\noptions=" + options_line(o) + "\n";
+}
+
+FreshResult parse_fresh_report(const std::string& text) {
+  FreshResult r;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("sha256=", 0) == 0) r.sha256.push_back(line.substr(7));
+    else if (line.rfind("plan=", 0) == 0) r.plan = line.substr(5);
+    else if (line.rfind("options=", 0) == 0) r.options = line.substr(8);
+  }
+  return r;
+}
+
+FreshResult fresh_process_run(const FreshProcess& p, const std::string& target, const CompileOptions& o) {
   std::vector<std::string> argv = {p.binary, "check"};
   argv.insert(argv.end(), p.model_args.begin(), p.model_args.end());
   for (const std::string& a : {std::string("--targets"), target, std::string("--sha-only")}) argv.push_back(a);
   for (const std::string& a : compile_args(o)) argv.push_back(a);
   ProcessResult r = run_process(argv);  // an argument vector: no shell parses a path or name
-  const std::string& out = r.output;
-  int rc = r.exit_code;
-  if (rc != 0) throw Error("fresh process failed: " + out.substr(0, 2000));
-  std::vector<std::string> shas;
-  for (size_t at = out.find("sha256="); at != std::string::npos; at = out.find("sha256=", at + 7))
-    shas.push_back(out.substr(at + 7, 64));
-  return shas;
+  if (r.exit_code != 0) throw Error("fresh process failed: " + r.output.substr(0, 2000));
+  return parse_fresh_report(r.output);
 }
 
 // ---------------------------------------------------------------- session
@@ -297,7 +299,7 @@ std::vector<std::string> b_alone(Session& s, const Graph& b, const TensorMap& bi
     PrivateTempDir dir("lockstep-aba-" + s.target());  // fresh and private: nothing planted in it
     FreshProcess p = stage_model(b, bin, proc.binary, dir.path());
     s.count_compile();
-    r = fresh_process_sha256(p, s.target(), s.options());
+    r = fresh_process_run(p, s.target(), s.options()).sha256;
   } catch (const Error& e) {
     r = {std::string("fresh process failed: ") + e.what()};
   }
@@ -353,23 +355,33 @@ StageRow stage_cache(Session& s, const Graph& g, const TensorMap& in, const std:
              what + ": " + (why.empty() ? short_sha(r) : why) + corrupted_note("its", bad), r, bad);
 }
 
-StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha) {
+StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha,
+                     const std::string& plan) {
   if (p.binary.empty() || processes <= 0) return {s.target(), "fresh processes", StageRow::Skipped, "none asked for", {}};
+  const std::string options = options_line(s.options());
   for (int k = 0; k < processes; ++k) {
     s.progress("fresh process " + std::to_string(k + 1) + "/" + std::to_string(processes));
-    std::vector<std::string> r;
+    FreshResult r;
     std::string why;
     try {
       s.count_compile();
-      r = fresh_process_sha256(p, s.target(), s.options());
+      r = fresh_process_run(p, s.target(), s.options());
     } catch (const Error& e) {
       why = e.what();
     }
-    if (r != sha)
-      return row(s.target(), "fresh processes", false,
-                 "process " + std::to_string(k + 1) + " gives " + (why.empty() ? short_sha(r) : why), r);
+    std::string process = "process " + std::to_string(k + 1);
+    if (why.empty() && r.options != options)
+      why = "compiled with other options ('" + r.options + "', this process: '" + options + "')";
+    else if (why.empty() && r.plan != plan)
+      why = "compiled another program (plan " + r.plan.substr(0, 12) + ", this process: " + plan.substr(0, 12) + ")";
+    if (!why.empty() || r.sha256 != sha)
+      return row(s.target(), "fresh processes", false, process + " " + (why.empty() ? "gives " + short_sha(r.sha256) : why),
+                 r.sha256);
   }
-  return row(s.target(), "fresh processes", true, std::to_string(processes) + " processes, one result", sha);
+  return row(s.target(), "fresh processes", true,
+             std::to_string(processes) + " processes, one result, the same plan" +
+                 (plan.empty() ? "" : " (" + plan.substr(0, 12) + ")") + (options.empty() ? "" : " with " + options),
+             sha);
 }
 
 StageRow stage_aba(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha,
@@ -457,7 +469,7 @@ class TargetCheck {
     if (!prog_) return;
     add(stage_repeat(s_, g_, in_, sha_, o_.repeat));
     add(stage_cache(s_, g_, in_, sha_));
-    add(stage_fresh(s_, o_.process, o_.fresh, sha_));
+    add(stage_fresh(s_, o_.process, o_.fresh, sha_, prog_->identity()));
     add(stage_aba(s_, g_, in_, sha_, o_.aba, o_.aba_inputs, o_.process));
     r_.compiles = std::max(r_.compiles, 0) + s_.compiles();
   }

@@ -11,6 +11,7 @@
 
 #include "graph/bind.h"
 #include "runtime/program.h"
+#include "verify/compile_flags.h"
 #include "verify/progress.h"
 #include "verify/report.h"
 #include "runtime/target.h"
@@ -31,12 +32,20 @@ struct FreshProcess {
   std::string binary;                    // the lockstep executable
   std::vector<std::string> model_args;   // the model and its input flags
 };
-// The command-line flags that recreate `o` (threads, pass limit, cache, checked, fault, GPU).
-std::vector<std::string> compile_args(const CompileOptions& o);
-// SHA-256 of each output of `target` in a fresh process (`check --sha-only`). Throws Error
-// with the process's message when it fails.
-std::vector<std::string> fresh_process_sha256(const FreshProcess& p, const std::string& target,
-                                              const CompileOptions& o);
+// What a fresh process (`check --sha-only`) reports: each output's SHA-256 in output order,
+// the identity of the program it compiled (Program::identity) and the compile options it
+// parsed, spelled back (compile_args): a process that compiled something else shows.
+struct FreshResult {
+  std::vector<std::string> sha256;
+  std::string plan, options;
+};
+// Runs `target` in a fresh process. Throws Error with the process's message when it fails.
+FreshResult fresh_process_run(const FreshProcess& p, const std::string& target, const CompileOptions& o);
+// The lines `check --sha-only` prints for a program and its outputs, and their reading.
+std::string fresh_report(const std::vector<Tensor>& outs, const Program& p, const CompileOptions& o);
+FreshResult parse_fresh_report(const std::string& text);
+// compile_args(o) joined by spaces: what a fresh process reports back as `options`.
+std::string options_line(const CompileOptions& o);
 
 // One target under test: every compile goes through here and is counted.
 class Session {
@@ -109,7 +118,9 @@ StageRow stage_constants(const std::string& target, Program& p, const std::strin
                          std::vector<std::string>* changed = nullptr);
 StageRow stage_repeat(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha, int compiles);
 StageRow stage_cache(Session& s, const Graph& g, const TensorMap& in, const std::vector<std::string>& sha);
-StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha);
+// `plan`: the in-process program's identity, which every fresh process must also compile.
+StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std::vector<std::string>& sha,
+                     const std::string& plan);
 // Compile B, then A again: A must not change, and B after A must equal B alone (a fresh
 // process when `p.binary` is set, else B compiled here with the cache off). `b` null: the
 // model cut at its middle node.

@@ -289,8 +289,7 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
     Specialisation sp = at(g, like, symbols, s.probes[p]);
     PipelineOptions po = o;
     if (p) po.dump_ir_dir.clear();  // the first probe's IR is the one shown
-    po.target = nullptr;           // schedules are chosen for the symbolic plan below
-    po.simplify_indices = false;   // it folds by this probe's extents, which the symbols change
+    po.probe = true;
     try {
       types.push_back(infer_graph(g, &sp.types));
       runs.push_back(run_pipeline(g, sp, po));
@@ -346,13 +345,8 @@ std::optional<SymbolicPlan> generalise(const Graph& g, const Specialisation& lik
   PassManager pm(o.pass_limit, runs[0].log);
   pm.fault = o.fault;
   try {
-    if (o.target) legalize(out, *o.target);
-    if (o.simplify_indices) simplify_indices(out);  // by the symbols' bounds, valid at every length
-    if (o.target) {
-      choose_schedules(out, *o.target, pm);  // the Symbols buffer is one more kernel argument
-      absorb_windows(out, *o.target, &pm);
-      collect_divisors(out);
-    }
+    simplify_indices(out);  // by the symbols' bounds, valid at every length
+    if (o.target) schedule_for_target(out, *o.target, pm);
   } catch (const InternalError&) {
     throw;
   } catch (const Error& e) {

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "kernel/lower.h"
+#include "kernel/symbols.h"
 #include "ops/infer.h"
 #include "passes/passes.h"
 #include "passes/schedule.h"
@@ -141,6 +142,14 @@ void verify_plan(const Plan& p) {
     if (!written[b]) throw InternalError("internal: output buffer b" + std::to_string(b) + " is never written");
 }
 
+void schedule_for_target(Plan& p, const TargetDesc& t, PassManager& pm) {
+  choose_schedules(p, t, pm);  // a symbolic plan's Symbols buffer is one more kernel argument
+  block_constant_rows(p, pm);
+  absorb_windows(p, t, &pm);
+  collect_divisors(p);
+  verify_plan(p);
+}
+
 PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inputs, const PipelineOptions& opts,
                             const std::vector<const RefTensor*>& values) {
   PassManager pm(opts.pass_limit);
@@ -175,15 +184,10 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   fuse_epilogues(result.plan, pm);  // before elementwise fusion can reshape an anchor's readers
   fuse_elementwise(result.plan, pm);
   remove_dead_kernels(result.plan);
-  if (opts.simplify_indices) simplify_indices(result.plan);
+  if (!opts.probe) simplify_indices(result.plan);
   verify_plan(result.plan);
   if (opts.fault) opts.fault->plan_ready(result.plan);  // after the passes, so every target prints it
-  if (opts.target) {  // of the plan as printed
-    choose_schedules(result.plan, *opts.target, pm);
-    block_constant_rows(result.plan, pm);
-    absorb_windows(result.plan, *opts.target, &pm);
-    verify_plan(result.plan);
-  }
+  if (opts.target && !opts.probe) schedule_for_target(result.plan, *opts.target, pm);
   dump(opts.dump_ir_dir, "final.txt", describe(result.plan));
   result.log = pm.log();
   return result;

@@ -18,12 +18,18 @@ struct PipelineOptions {
   bool verify_each = false;   // run the IR verifiers after every application
   std::string dump_ir_dir;    // write the IR after each pass here when set
   const FaultHooks* fault = nullptr;  // test aid: a planted bug (kernel:NODE, pass:N act here)
-  // The target printed for: legalize after lowering, choose_schedules last. Null: neither
+  // The target printed for: legalize after lowering, schedule_for_target last. Null: neither
   // (the plan is left unscheduled, for the reference and tests of the passes).
   const kir::TargetDesc* target = nullptr;
-  // Fold index arithmetic by the loop extents (simplify_indices); off for generalise's probes.
-  bool simplify_indices = true;
+  // A probe of generalise: neither index folding by its extents (which the symbols change)
+  // nor the schedule; both are done on the symbolic plan made from the probes.
+  bool probe = false;
 };
+
+// The end of every pipeline, concrete or symbolic: the plan as target `t` prints it (schedules
+// chosen, constants stored in the order tiles read them, windows absorbed, a symbolic plan's
+// run-time divisors collected), then verified.
+void schedule_for_target(kir::Plan& p, const kir::TargetDesc& t, PassManager& pm);
 
 struct PipelineResult {
   kir::Plan plan;

@@ -129,7 +129,7 @@ TEST(CpuBackend, KernelsDifferingOnlyInTheirBuffersShareOneFunction) {
   choose_schedules(plan, cpu::target_desc());
   // Each conv's kernels (its padded input's copy, the conv) run the other conv's twins.
   ASSERT_EQ(plan.kernels.size() % 2, 0u) << kir::describe(plan);
-  std::string src = cpu::program_source(plan);
+  std::string src = cpu::program_source(plan).text;
   auto count = [&](const std::string& what) {
     size_t n = 0;
     for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
@@ -164,7 +164,7 @@ TEST(CpuBackend, ARowBlockTheTileRowsDoNotDivideTakesTheRest) {
   int64_t rows = conv.schedule.rows;
   ASSERT_EQ(rows, std::min<int64_t>(cpu::target_desc().reduce_rows, 13)) << kir::describe(plan);
   ASSERT_NE(13 % rows, 0);
-  std::string src = cpu::program_source(plan);
+  std::string src = cpu::program_source(plan).text;
   EXPECT_NE(src.find("if (vrow < " + std::to_string(13 / rows) + ") {"), std::string::npos) << src;
   EXPECT_NE(src.find("for (int c = 0; c < " + std::to_string(13 % rows) + "; ++c)"), std::string::npos) << src;
   std::vector<Tensor> out = compile(g, "cpu")->run(in);

@@ -49,7 +49,7 @@ TensorMap zero_inputs(const OpCase& c, const Graph& g) {
 // kernel count.
 size_t compile_plan(kir::Plan p) {
   choose_schedules(p, cuda::target_desc());
-  cuda::DeviceCode code = cuda::nvrtc_compile(cuda::program_source(p), cuda::default_compute_capability());
+  cuda::DeviceCode code = cuda::nvrtc_compile(cuda::program_source(p).text, cuda::default_compute_capability());
   EXPECT_FALSE(code.image.empty());
   return p.kernels.size();
 }
@@ -100,9 +100,10 @@ TEST(CudaCodegen, KernelsWithTheSameCodeShareOneFunction) {
   Graph g = vits::build(c);
   kir::Plan p = plan_for(g, vits::seed_inputs(g, 1024));
   choose_schedules(p, cuda::target_desc());
-  std::vector<std::string> entries = cuda::entry_points(p);
+  codegen::ProgramSource program = cuda::program_source(p);
+  const std::vector<std::string>& entries = program.entries;
   ASSERT_EQ(entries.size(), p.kernels.size());
-  std::string src = cuda::program_source(p);
+  const std::string& src = program.text;
   std::map<std::string, size_t> index;
   for (size_t k = 0; k < p.kernels.size(); ++k) index[p.kernels[k].name] = k;
   size_t functions = 0;
@@ -272,7 +273,7 @@ TEST(CudaLayout, CheckedRegionsAreAlignedGuardedAndDisjoint) {
   kir::Plan p = plan_for(g, vits::seed_inputs(g, 1024));
   MemoryPlan m = plan_memory(p);
   for (bool checked : {false, true}) {
-    DeviceLayout l = layout_device_memory(p, m, checked);
+    DeviceLayout l = layout_device_memory(p, m, checked, cuda::target_desc().buffer_align);
     EXPECT_EQ(l.guard, checked ? 4096 : 0);
     for (size_t a = 0; a < l.regions.size(); ++a) {
       const auto& r = l.regions[a];

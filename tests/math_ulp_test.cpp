@@ -122,7 +122,7 @@ extern "C" void ls_sweep(int fn, const float* x, const float* y, float* out, lon
   }
 }
 )";
-    std::string code = find_target("cpu")->make_compiler(nullptr)->compile(source);
+    std::string code = find_target("cpu")->make_compiler(CompileOptions{}, nullptr)->compile(source);
     std::string so = (dir_.path() / "mathlib.so").string();
     std::ofstream(so, std::ios::binary) << code;
     handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -67,7 +67,7 @@ TEST(MetalCodegen, PrintsKernelsWithBufferSlotsAndNoDouble) {
   Graph g = tanh_graph();
   kir::Plan p = plan_for(g, {{"x", Tensor(DType::f32, {1, 64})}});
   choose_schedules(p, metal::target_desc());
-  std::string src = metal::program_source(p);
+  std::string src = metal::program_source(p).text;
   for (const char* want : {"#include <metal_stdlib>", "using namespace metal;", "kernel void k", "device float*",
                            "device const float*", "[[buffer(0)]]", "[[buffer(1)]]", "[[thread_position_in_threadgroup]]",
                            "ls_tanh(", "// k0: the tanh",
@@ -76,7 +76,7 @@ TEST(MetalCodegen, PrintsKernelsWithBufferSlotsAndNoDouble) {
   for (const char* never : {"double", "restrict", "__global", "extern \"C\"", "long long", "LL)"})
     EXPECT_EQ(src.find(never), std::string::npos) << never << "\n" << src;
   // metal-sim builds exactly the text metal would.
-  EXPECT_EQ(find_target(kSim)->program_source(p), src);
+  EXPECT_EQ(find_target(kSim)->program_source(p).text, src);
 }
 
 // MSL has no double: a graph that computes in f64 is rewritten or refused before code exists.
@@ -107,7 +107,7 @@ TEST(MetalCodegen, KernelsOver31BuffersAreSplitAndGiveTheSameBits) {
     EXPECT_GE(p.kernels.size(), 3u) << how;
     for (const kir::Kernel& k : p.kernels)
       EXPECT_LE(kir::kernel_inputs(k).size() + 1, 31u) << how << ": " << kir::describe(p, k);
-    std::string src = metal::program_source(p);
+    std::string src = metal::program_source(p).text;
     EXPECT_EQ(src.find("[[buffer(31)]]"), std::string::npos) << how;
     std::vector<RefTensor> ref = run_reference(g, in);
     std::vector<Tensor> sim = compile(g, kSim)->run(in);

@@ -84,9 +84,9 @@ class LateDevice : public Device {
     worker_.join();
   }
   std::string key() const override { return kLate; }
-  void load(const std::string& code, const kir::Plan& plan) override {
+  void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override {
     synchronize();
-    inner_->load(code, plan);
+    inner_->load(code, plan, entries);
   }
   void bind(const std::vector<DevicePtr>& address) override {
     synchronize();

@@ -368,15 +368,15 @@ TEST(Printers, HostPrinterSpellsAHandSetSchedule) {
 
 TEST(Printers, AKernelWithoutItsTargetsScheduleIsAnInternalError) {
   Plan p = conv_like(16, 30);
-  EXPECT_THROW(cuda::program_source(p), InternalError);
-  EXPECT_THROW(cpu::program_source(p), InternalError);
+  EXPECT_THROW(cuda::program_source(p).text, InternalError);
+  EXPECT_THROW(cpu::program_source(p).text, InternalError);
   choose_schedules(p, cpu::target_desc());
-  EXPECT_THROW(cuda::program_source(p), InternalError);  // a host schedule on a GPU
-  EXPECT_NO_THROW(cpu::program_source(p));
+  EXPECT_THROW(cuda::program_source(p).text, InternalError);  // a host schedule on a GPU
+  EXPECT_NO_THROW(cpu::program_source(p).text);
   p.kernels[0].schedule.rows = 3;  // 5 blocks of 16 output channels, then one of the last
-  EXPECT_NO_THROW(cpu::program_source(p));
+  EXPECT_NO_THROW(cpu::program_source(p).text);
   p.kernels[0].schedule.rows = 17;  // more rows than the 16 output channels
-  EXPECT_THROW(cpu::program_source(p), InternalError);
+  EXPECT_THROW(cpu::program_source(p).text, InternalError);
 }
 
 TEST(Printers, AnUnknownExpressionIsAnInternalErrorNamingIt) {
@@ -437,7 +437,7 @@ TEST(Legalize, IntegerPowWithoutF64BecomesAnExactIntegerPower) {
   std::string ir = describe(p);
   EXPECT_NE(ir.find("ipow("), std::string::npos) << ir;
   EXPECT_EQ(ir.find("float64"), std::string::npos) << ir;
-  EXPECT_NE(cpu::program_source(p).find("ls_ipow_int32_t_int64_t("), std::string::npos);
+  EXPECT_NE(cpu::program_source(p).text.find("ls_ipow_int32_t_int64_t("), std::string::npos);
   // The cpu has f64: its integer Pow is what it was.
   std::string cpu_ir = describe(pipeline_on(g, cpu::target_desc(), DType::i32, DType::i64).plan);
   EXPECT_NE(cpu_ir.find("pow(cast_float64("), std::string::npos) << cpu_ir;
@@ -465,7 +465,7 @@ TEST(Legalize, TheExactIntegerPowerCompilesWithNvrtc) {
   TargetDesc t = cuda::target_desc();
   t.has_f64 = false;
   Plan p = pipeline_on(pow_graph(DType::i32, DType::i64), t, DType::i32, DType::i64).plan;
-  std::string src = cuda::program_source(p);
+  std::string src = cuda::program_source(p).text;
   EXPECT_NE(src.find("ls_ipow_int32_t_int64_t("), std::string::npos);
   EXPECT_FALSE(cuda::nvrtc_compile(src, cuda::default_compute_capability()).image.empty());
 }

@@ -120,7 +120,7 @@ TEST(HostileNames, CudaSourceCompilesAndHoldsNoRawName) {
   Graph g = hostile_graph();
   kir::Plan plan = testing::plan_for(g, hostile_inputs());
   choose_schedules(plan, cuda::target_desc());
-  std::string src = cuda::program_source(plan);
+  std::string src = cuda::program_source(plan).text;
   expect_inert(src, "cuda source");
   std::string why;
   if (!cuda::nvrtc(&why)) GTEST_SKIP() << "NVRTC not here, the CUDA source was checked but not compiled: " << why;

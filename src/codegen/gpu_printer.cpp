@@ -335,17 +335,11 @@ std::vector<std::string> GpuPrinter::same_code(const Plan& p, std::vector<size_t
   return by_position(p, first, [&](const Kernel& k) { return code(p, k, kEntry); });
 }
 
-std::vector<std::string> GpuPrinter::entry_points(const Plan& p) const {
-  std::vector<size_t> first;
-  same_code(p, first);
-  std::vector<std::string> names;
-  for (size_t k : first) names.push_back(p.kernels[k].name);
-  return names;
-}
-
-std::string GpuPrinter::program(const Plan& p) const {
+ProgramSource GpuPrinter::program(const Plan& p) const {
   std::vector<size_t> first;
   std::vector<std::string> codes = same_code(p, first);
+  ProgramSource out;
+  for (size_t k : first) out.entries.push_back(p.kernels[k].name);
   std::vector<std::string> notes(p.kernels.size());  // the comments of the kernels sharing each function
   for (size_t k = 0; k < p.kernels.size(); ++k)
     notes[first[k]] += comment(p.kernels[k], first[k] == k ? "" : "runs " + p.kernels[first[k]].name);
@@ -353,7 +347,8 @@ std::string GpuPrinter::program(const Plan& p) const {
   for (size_t k = 0; k < p.kernels.size(); ++k)
     if (first[k] == k)
       src += "\n" + std::string(kUnitBreak) + notes[k] + filled(codes[k], std::string(kEntry) + "(", p.kernels[k].name + "(");
-  return src + "\n" + kUnitBreak + epilogue(p);
+  out.text = src + "\n" + kUnitBreak + epilogue(p);
+  return out;
 }
 
 }  // namespace lockstep::codegen

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/c_printer.h"
+#include "codegen/program_source.h"
 #include "codegen/units.h"
 
 namespace lockstep::codegen {
@@ -24,11 +25,9 @@ class GpuPrinter : public CPrinter {
   // or, for a dialect without device globals, a kernel ls_plan_info(out, room) that writes count then sizes.
   std::string epilogue(const kir::Plan& p) const;
   // Prelude + every kernel + epilogue, each after a kUnitBreak: what the target's compiler
-  // builds. Kernels whose code is the same but for their buffers share one function (compiled once).
-  std::string program(const kir::Plan& p) const;
-  // The function in program(p) that runs each kernel: its own name or that of the first
-  // kernel whose code it shares.
-  std::vector<std::string> entry_points(const kir::Plan& p) const;
+  // builds. Kernels whose code is the same but for their buffers share one function (compiled
+  // once): each kernel's entry is its own name or that of the first kernel whose code it shares.
+  ProgramSource program(const kir::Plan& p) const;
 
  private:
   enum class Narrow { No, Yes, AtRunTime };  // whether a kernel's work items number under 2^32

@@ -250,7 +250,7 @@ std::string HostPrinter::epilogue(const Plan& p) const {
 // share the first one's, compiled once: the decoder's 247 kernels hold 120 distinct codes. A
 // shared function is visible to the whole shared object, since its callers may lie in other
 // translation units, each of which declares it.
-std::string HostPrinter::program(const Plan& p) const {
+ProgramSource HostPrinter::program(const Plan& p) const {
   const std::string placeholder = "ls_range_fn_";
   for (const Kernel& k : p.kernels) check_schedule(p, k);
   std::vector<size_t> first;
@@ -273,7 +273,9 @@ std::string HostPrinter::program(const Plan& p) const {
     else src += linkage + fn + "(void* const*, int64_t, int64_t);\n";
     src += entry(p, kk, fn, true);
   }
-  return src + "\n" + kUnitBreak + epilogue(p);
+  ProgramSource out{src + "\n" + kUnitBreak + epilogue(p), {}};
+  for (const Kernel& k : p.kernels) out.entries.push_back(k.name);
+  return out;
 }
 
 }  // namespace lockstep::codegen

@@ -3,6 +3,7 @@
 // accumulator per lane and vectorise across lanes.
 #pragma once
 #include "codegen/c_printer.h"
+#include "codegen/program_source.h"
 #include "codegen/units.h"
 
 namespace lockstep::codegen {
@@ -19,7 +20,7 @@ class HostPrinter : public CPrinter {
   // looks up with dlsym.
   std::string epilogue(const kir::Plan& p) const;
   // Prelude + every kernel + epilogue, each after a kUnitBreak: what the system compiler builds.
-  std::string program(const kir::Plan& p) const;
+  ProgramSource program(const kir::Plan& p) const;  // entries: each kernel's own name
 
  private:
   // `head` { and a pointer for each buffer the kernel reads or writes, from bufs[buffer id] or,

@@ -16,6 +16,9 @@ struct TargetDesc {
   int64_t max_group_threads = 0;  // threads per group
   int64_t shared_bytes = 0;       // shared / threadgroup memory per group
   int64_t max_buffer_args = 0;    // buffers one kernel may take as arguments
+  // Every buffer region of a program's device memory starts at a multiple of this: a cache
+  // line on the host, the drivers' own allocation alignment on GPUs.
+  int64_t buffer_align = 256;
   // Host loop schedules: elements of the last dim per tile with and without a reduction, and
   // at most this many rows of the dim before the last per reduction tile.
   int64_t reduce_lanes = 0;

@@ -1,7 +1,8 @@
-// The one compiled program of every target: the shared pipeline, the target's printer, the
-// kernel cache, and an executor over the target's Device (one allocation laid out by
-// device_layout, uploads through the shared staging pool, checked mode, capture, profiling,
-// constants read back). A backend supplies a TargetInfo and a Device; nothing here knows one.
+// The one compiled program of every target: plan -> code -> loaded program. It opens the
+// target's device, runs the shared pipeline (or binds a new length to the symbolic program),
+// prints with the target's printer, compiles through the kernel cache and loads the code; an
+// Executor (runtime/executor.h) then places and runs it. A backend supplies a TargetInfo and a
+// Device; nothing here knows one.
 #pragma once
 #include <chrono>
 #include <future>
@@ -13,10 +14,10 @@
 #include "passes/generalise.h"
 #include "passes/pipeline.h"
 #include "runtime/device_layout.h"
+#include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program.h"
-#include "runtime/staging_pool.h"
 #include "runtime/target.h"
 
 namespace lockstep {
@@ -47,33 +48,12 @@ class CompiledProgram : public Program {
   void load();
   void lap(const char* phase, std::chrono::steady_clock::time_point& t);
   int64_t reserved_bytes() const;  // the block's size at --reserve's lengths (0: none)
-  void rebind();
-  void bind_addresses();
   void need_device();
   bool await_device();
   void before_native(std::chrono::steady_clock::time_point& t);
   CodeCompiler& compiler();
   void start(const TensorMap& inputs);
-  void enqueue_plan(bool capture, Timer* timer);
-  void replay();
-  void unwritten_half(int k, bool before);
-  void capture_group(int k);
-  void guard_regions();
-  void poison_dead(int k);
-  void upload_constants();
-  void verify_constants();
-  std::vector<Tensor> read_outputs();
-  void check_guards();
-  std::vector<unsigned char> read_back(DevicePtr from, size_t bytes);
-  void fill(DevicePtr at, unsigned char byte, size_t bytes);
   void release();
-  bool has_launches() const;
-  StagingPool& staging();
-  bool skip_staging_wait() const;  // the planted staging-reuse fault
-  DevicePtr base(bool constant) const { return constant ? constant_block_ : block_; }
-  DevicePtr address(int b) const {
-    return layout_.offset[b] < 0 ? 0 : base(plan_.buffers[b].kind == kir::Buffer::Constant) + layout_.offset[b];
-  }
 
   const TargetInfo& target_;
   const Graph graph_;  // a copy: the program outlives whatever graph it was made from
@@ -95,13 +75,12 @@ class CompiledProgram : public Program {
   std::vector<PassRecord> log_;
   MemoryPlan mem_;
   std::shared_ptr<const CompiledCode> code_;
-  DeviceLayout layout_;
-  DevicePtr block_ = 0;           // everything but constants
-  int64_t block_bytes_ = 0;
-  DevicePtr constant_block_ = 0;
+  std::vector<std::string> entries_;  // the function in code_ that runs each kernel
+  std::unique_ptr<Executor> exec_;    // made at the first load, on dev_
   // The symbolic program, once made: one compile for every length it covers.
   std::optional<SymbolicPlan> sym_;
   std::shared_ptr<const CompiledCode> sym_code_;
+  std::vector<std::string> sym_entries_;
   Specialisation sym_like_;        // the inputs it was made for (dtypes, fixed dims)
   bool sym_tried_ = false;
   bool sym_bound_ = false;
@@ -110,10 +89,6 @@ class CompiledProgram : public Program {
   std::set<std::vector<int64_t>> sym_covered_;  // symbol values whose shapes were checked
   GraphTypes bind_types_;  // the short shape parameters' inference, run again at each new length
   CompileStats stats_;
-  int uninit_kernel_ = -1;  // uninit:NODE: the kernel that leaves half its output unwritten
-  DevicePtr kept_ = 0;      // ... and where that half's old bytes wait during its launch
-  bool captured_ = false;   // the plan is recorded on the device for replay
-  std::vector<GroupValue> captured_values_;
 };
 
 }  // namespace lockstep

@@ -61,9 +61,10 @@ class Device {
   virtual std::string key() const = 0;
 
   // --- code ---
-  // Loads code compiled for `plan`; throws when it was built for another plan (a stale
-  // cache entry) or a kernel is missing.
-  virtual void load(const std::string& code, const kir::Plan& plan) = 0;
+  // Loads code compiled for `plan`, in which `entries[k]` is the function that runs kernel k
+  // (codegen::ProgramSource); throws when it was built for another plan (a stale cache entry)
+  // or a kernel is missing.
+  virtual void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) = 0;
   // Kernel arguments: buffer b of the plan lives at `address[b]` (0: nowhere). Checks every
   // launch against the device's limits, naming the kernel and its nodes.
   virtual void bind(const std::vector<DevicePtr>& address) = 0;

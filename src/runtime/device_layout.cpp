@@ -6,9 +6,7 @@ namespace lockstep {
 
 namespace {
 
-constexpr int64_t kAlign = 256;   // the driver's own allocation alignment
-
-int64_t aligned(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+int64_t aligned(int64_t n, int64_t align) { return (n + align - 1) / align * align; }
 
 const char* kind_name(kir::Buffer::Kind k) {
   switch (k) {
@@ -22,7 +20,7 @@ const char* kind_name(kir::Buffer::Kind k) {
 
 }  // namespace
 
-DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked) {
+DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked, int64_t align) {
   DeviceLayout l;
   l.guard = checked ? static_cast<int64_t>(kGuardBytes) : 0;
   l.offset.assign(p.buffers.size(), -1);
@@ -32,7 +30,7 @@ DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool 
     end += l.guard;
     l.regions.push_back({what, end, bytes, constant});
     int64_t start = end;
-    end = aligned(end + bytes + l.guard);
+    end = aligned(end + bytes + l.guard, align);
     return start;
   };
   for (size_t b = 0; b < p.buffers.size(); ++b) {

@@ -26,6 +26,7 @@ struct DeviceLayout {
   int64_t constant_total = 0;    // bytes of the constants' allocation
 };
 
-DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked);
+// `align`: every region starts at a multiple of it (TargetDesc::buffer_align).
+DeviceLayout layout_device_memory(const kir::Plan& p, const MemoryPlan& m, bool checked, int64_t align);
 
 }  // namespace lockstep

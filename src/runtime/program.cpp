@@ -30,8 +30,8 @@ static void check_device(const TargetInfo& t, int device) {
   if (device == 0) return;  // listing devices opens drivers: only when another is named
   std::vector<std::string> list = t.devices ? t.devices() : std::vector<std::string>{"the one device"};
   if (device < 0 || static_cast<size_t>(device) >= list.size())
-    throw Error("--device " + std::to_string(device) + ": target '" + t.name + "' has " + std::to_string(list.size()) +
-                " device" + (list.size() == 1 ? "" : "s") + " here (lockstep info --targets lists them)");
+    throw Error("--device " + std::to_string(device) + ": there is no " + t.name + " device " + std::to_string(device) +
+                " here (it has " + std::to_string(list.size()) + ": lockstep info --targets lists them)");
 }
 
 std::unique_ptr<Program> compile(const Graph& g, const std::string& target, const CompileOptions& opts) {

@@ -94,7 +94,7 @@ std::string unavailable_reason(const TargetInfo& t) {
     std::string why;
     std::unique_ptr<Device> dev = t.make_device(CompileOptions{}, &why);
     if (!dev) return why;
-    t.make_compiler(dev.get());
+    t.make_compiler(CompileOptions{}, dev.get());
     return "";
   } catch (const Error& e) {
     return e.what();

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/program_source.h"
 #include "kernel/target_desc.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
@@ -19,13 +20,14 @@ struct TargetInfo {
   std::string summary;  // one line for help texts
   // Limits, types and schedule parameters: what the compiler may ask of the target.
   kir::TargetDesc desc;
-  // The translation unit the compiler gets for a scheduled plan, and the same as files for
-  // --emit-source (prelude, one per kernel, epilogue).
-  std::function<std::string(const kir::Plan&)> program_source;
+  // The translation unit the compiler gets for a scheduled plan with the function that runs
+  // each kernel, and the same as files for --emit-source (prelude, one per kernel, epilogue).
+  std::function<codegen::ProgramSource(const kir::Plan&)> program_source;
   std::function<std::vector<std::pair<std::string, std::string>>(const kir::Plan&)> source_files;
-  // The compiler for this machine; `dev` (may be null) is the device the code is for. Throws
-  // Error saying why when there is none.
-  std::function<std::unique_ptr<CodeCompiler>(const Device* dev)> make_compiler;
+  // The compiler for this machine, for device `o.device` of the target; `dev` is that device
+  // where it opened (null: none here, or not yet known). Throws Error saying why when there is
+  // no compiler.
+  std::function<std::unique_ptr<CodeCompiler>(const CompileOptions& o, const Device* dev)> make_compiler;
   // The device programs run on; null, with `why` set, where this machine has none.
   std::function<std::unique_ptr<Device>(const CompileOptions&, std::string* why)> make_device;
   // The device leaves `desc` as it is (Device::narrow does nothing), so it may open on a

@@ -10,6 +10,7 @@ const kir::TargetDesc& target_desc() {
     kir::TargetDesc t;
     t.name = "cpu";
     t.max_buffer_args = 0;  // a kernel takes one array of buffer pointers
+    t.buffer_align = 64;    // a cache line, and an AVX-512 vector
     // Accumulators per row of a tile: two vectors, so each input load serves two FMAs a row.
     // Rows of the dim before the last per tile: 8 with AVX-512 (16 accumulators of its 32
     // registers); 6 with AVX2, whose 16 registers hold 12 accumulators, two inputs and a
@@ -56,7 +57,7 @@ const codegen::HostPrinter& printer() {
 
 }  // namespace
 
-std::string program_source(const kir::Plan& p) { return printer().program(p); }
+codegen::ProgramSource program_source(const kir::Plan& p) { return printer().program(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
   return codegen::source_files(printer(), p, "prelude.h", ".cpp", "kernels.cpp");

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/program_source.h"
 #include "kernel/kernel.h"
 #include "kernel/target_desc.h"
 
@@ -13,7 +14,7 @@ namespace lockstep::cpu {
 const kir::TargetDesc& target_desc();
 // Prelude + every kernel + epilogue (kernel table ls_kernels, ls_kernel_count, ls_buffer_bytes,
 // ls_buffer_count, ls_set_threads), for a plan whose schedules were chosen for target_desc().
-std::string program_source(const kir::Plan& p);
+codegen::ProgramSource program_source(const kir::Plan& p);
 // The same text in files for --emit-source: the prelude, one file per kernel, the epilogue.
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);
 

@@ -14,6 +14,7 @@
 #include "backend/cpu/thread_pool.h"
 #include "core/dirs.h"
 #include "core/error.h"
+#include "runtime/device_toolkit.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
 
@@ -76,15 +77,15 @@ class DoneFence : public Fence {
 }  // namespace
 
 // The module must be the one built for this plan: a wrong one would index past buffers.
-void CpuDevice::load(const std::string& code, const kir::Plan& plan) {
+// The table holds the kernels' entries in plan order, so `entries` (their names) is not needed.
+void CpuDevice::load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>&) {
   std::shared_ptr<const Module> m = module_of(code);
-  bool fits = m->buffer_count == static_cast<int>(plan.buffers.size()) && m->kernels.size() == plan.kernels.size();
-  for (size_t b = 0; fits && b < plan.buffers.size(); ++b)
-    fits = m->buffer_bytes[b] == plan.buffers[b].module_bytes();
-  if (!fits)
-    throw Error("cpu: the module cache returned a module built for a different program (" +
-                std::to_string(m->kernels.size()) + " kernels, this plan has " + std::to_string(plan.kernels.size()) +
-                "): a stale cache entry");
+  std::vector<int64_t> got;  // none where even the kernel count differs
+  if (m->kernels.size() == plan.kernels.size()) {
+    got.push_back(m->buffer_count);
+    got.insert(got.end(), m->buffer_bytes, m->buffer_bytes + std::max(m->buffer_count, 0));
+  }
+  check_loaded_plan("cpu", got, plan);
   module_ = std::move(m);
 }
 
@@ -167,7 +168,7 @@ TargetInfo target_info() {
   t.desc = target_desc();
   t.program_source = program_source;
   t.source_files = source_files;
-  t.make_compiler = [](const Device*) -> std::unique_ptr<CodeCompiler> { return std::make_unique<SystemCompiler>(); };
+  t.make_compiler = [](const CompileOptions&, const Device*) -> std::unique_ptr<CodeCompiler> { return std::make_unique<SystemCompiler>(); };
   t.make_device = [](const CompileOptions& o, std::string*) -> std::unique_ptr<Device> {
     return std::make_unique<CpuDevice>(o.threads);
   };

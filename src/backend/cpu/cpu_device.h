@@ -14,7 +14,7 @@ class CpuDevice : public Device {
  public:
   explicit CpuDevice(int threads) : threads_(threads) {}
   std::string key() const override { return "cpu"; }
-  void load(const std::string& code, const kir::Plan& plan) override;
+  void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override;
   void bind(const std::vector<DevicePtr>& address) override;
   DevicePtr allocate(size_t bytes) override;
   void free(DevicePtr p) override;

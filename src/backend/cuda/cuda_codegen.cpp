@@ -85,9 +85,7 @@ const codegen::GpuPrinter& printer() {
 
 }  // namespace
 
-std::string program_source(const kir::Plan& p) { return printer().program(p); }
-
-std::vector<std::string> entry_points(const kir::Plan& p) { return printer().entry_points(p); }
+codegen::ProgramSource program_source(const kir::Plan& p) { return printer().program(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
   return codegen::source_files(printer(), p, "prelude.cuh", ".cu", "epilogue.cu");

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/program_source.h"
 #include "kernel/kernel.h"
 #include "kernel/target_desc.h"
 
@@ -15,9 +16,7 @@ const kir::TargetDesc& target_desc();
 // plan whose schedules were chosen for target_desc(). Kernel k is launched with
 // k.schedule.threads work items in groups of k.schedule.group, its arguments the buffers
 // codegen::kernel_params(k) lists.
-std::string program_source(const kir::Plan& p);
-// The function of program_source(p) that runs each kernel (kernels with the same code share one).
-std::vector<std::string> entry_points(const kir::Plan& p);
+codegen::ProgramSource program_source(const kir::Plan& p);
 // For --emit-source: the prelude, each kernel in a file of its own (under its own name and
 // buffer names, even where the program shares its function with another), the epilogue.
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);

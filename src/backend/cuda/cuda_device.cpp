@@ -7,6 +7,7 @@
 #include "backend/cuda/nvrtc_compiler.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "runtime/device_toolkit.h"
 
 namespace lockstep::cuda {
 
@@ -83,9 +84,9 @@ LoadedModule::~LoadedModule() {
 
 namespace {
 
-// The buffer sizes a program was built for, from the ls_buffer_bytes and ls_buffer_count of
-// its last image (the epilogue is the last unit's).
-std::vector<long long> module_buffer_bytes(const Gpu& d, CUmodule m) {
+// The buffer count and sizes a program was built for (plan_words), from the ls_buffer_count
+// and ls_buffer_bytes of its last image (the epilogue is the last unit's).
+std::vector<int64_t> module_plan_words(const Gpu& d, CUmodule m) {
   CUdeviceptr table = 0, count_at = 0;
   size_t table_bytes = 0, count_bytes = 0;
   int count = -1;
@@ -96,13 +97,15 @@ std::vector<long long> module_buffer_bytes(const Gpu& d, CUmodule m) {
   std::vector<long long> sizes(table_bytes / sizeof(long long));
   if (!sizes.empty()) check(d.api().cuMemcpyDtoH(sizes.data(), table, table_bytes), "cuMemcpyDtoH(ls_buffer_bytes)");
   sizes.resize(std::min(sizes.size(), static_cast<size_t>(std::max(count, 0))));
-  return sizes;
+  std::vector<int64_t> words = {count};
+  words.insert(words.end(), sizes.begin(), sizes.end());
+  return words;
 }
 
 }  // namespace
 
 std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code, const std::vector<std::string>& names,
-                                          const std::vector<long long>& buffer_bytes) {
+                                          const kir::Plan& plan) {
   static std::mutex mu;
   static std::map<std::string, std::weak_ptr<LoadedModule>> loaded;  // keyed by content, never by name
   std::string key = sha256_hex(code.data(), code.size());
@@ -117,14 +120,11 @@ std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code,
       check(d.api().cuModuleLoadData(&m->modules.back(), image.c_str()), "cuModuleLoadData");  // PTX ends in NUL
       for (const std::string& n : entry_names(image)) m->holder.emplace(n, m->modules.back());
     }
-    m->buffer_bytes = module_buffer_bytes(d, m->modules.back());
+    m->plan_words = module_plan_words(d, m->modules.back());
     loaded[key] = m;
   }
   // The module must be the one built for this plan: a wrong one would index past buffers.
-  if (m->buffer_bytes != buffer_bytes)
-    throw Error("cuda: the module cache returned a module built for a different program (" +
-                std::to_string(m->buffer_bytes.size()) + " buffers, this plan has " +
-                std::to_string(buffer_bytes.size()) + "): a stale cache entry");
+  check_loaded_plan("cuda", m->plan_words, plan);
   if (m->functions.size() != names.size()) {  // a module shared by key has the same kernels
     m->functions.clear();
     for (const std::string& n : names) {

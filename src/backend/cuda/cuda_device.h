@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_api.h"
+#include "kernel/kernel.h"
 
 namespace lockstep::cuda {
 
@@ -42,14 +43,14 @@ struct LoadedModule {
   std::vector<CUmodule> modules;  // one an image (a translation unit)
   std::map<std::string, CUmodule> holder;  // each kernel's module
   std::vector<CUfunction> functions;  // in the order of the names asked for
-  std::vector<long long> buffer_bytes;  // the module's own ls_buffer_bytes: the plan it was built for
+  std::vector<int64_t> plan_words;  // the module's own buffer count and bytes: the plan it was built for
   ~LoadedModule();
 };
 
 // Loads `code` (pack_images of cubins or PTX) and looks up `names`, each in the image that has
 // it; modules already loaded from the same bytes are shared. Throws when the module was built
-// for buffers other than `buffer_bytes` (a stale cache entry).
+// for another plan than `plan` (a stale cache entry).
 std::shared_ptr<LoadedModule> load_module(const Gpu& d, const std::string& code, const std::vector<std::string>& names,
-                                          const std::vector<long long>& buffer_bytes);
+                                          const kir::Plan& plan);
 
 }  // namespace lockstep::cuda

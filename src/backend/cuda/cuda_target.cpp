@@ -79,13 +79,10 @@ class CudaDevice : public Device {
   // on one thread runs on another; launches, fills and copies follow one of these (and run
   // inside a capture, where nothing else may be called).
 
-  void load(const std::string& code, const kir::Plan& plan) override {
+  void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override {
     gpu_.make_current();
     drop_graph();
-    std::vector<std::string> names = entry_points(plan);
-    std::vector<long long> sizes;
-    for (const kir::Buffer& b : plan.buffers) sizes.push_back(b.module_bytes());
-    module_ = load_module(gpu_, code, names, sizes);
+    module_ = load_module(gpu_, code, entries, plan);
     plan_ = &plan;
     launches_.clear();  // made at the first bind of this module
     params_.clear();  // the same at every length: walking the kernels for them is most of a bind
@@ -224,7 +221,7 @@ TargetInfo target_info() {
   t.opens_alongside = true;  // CudaDevice does not narrow
   t.program_source = program_source;
   t.source_files = source_files;
-  t.make_compiler = [](const Device* dev) -> std::unique_ptr<CodeCompiler> {
+  t.make_compiler = [](const CompileOptions&, const Device* dev) -> std::unique_ptr<CodeCompiler> {
     std::string why;
     if (!nvrtc(&why)) throw Error("target 'cuda' is unavailable: " + why);
     Gpu* gpu = dev ? Gpu::get() : nullptr;

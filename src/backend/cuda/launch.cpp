@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "runtime/device_toolkit.h"
 
 namespace lockstep::cuda {
 
@@ -41,11 +42,7 @@ void validate_launch(const kir::Kernel& k, const LaunchShape& s, const FunctionL
           std::to_string(d.max_shared_per_block);
   else if (s.grid < 1 || static_cast<int64_t>(s.grid) > d.max_grid_x)
     why = std::to_string(s.grid) + " blocks, the device allows " + std::to_string(d.max_grid_x);
-  if (why.empty()) return;
-  std::string nodes;
-  for (size_t i = 0; i < k.nodes.size(); ++i) nodes += (i ? ", " : "") + k.nodes[i];
-  throw Error("cuda: kernel " + k.name + " (ONNX nodes: " + (nodes.empty() ? "none" : nodes) +
-              ") cannot be launched: it needs " + why);
+  refuse_launch("cuda", k, why);
 }
 
 }  // namespace lockstep::cuda

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/program_source.h"
 #include "kernel/kernel.h"
 #include "kernel/target_desc.h"
 
@@ -16,9 +17,7 @@ const kir::TargetDesc& target_desc();
 // k.schedule.group threads covering k.schedule.threads; buffer i of codegen::kernel_params(k)
 // is bound at [[buffer(i)]]. ls_plan_info(out [[buffer(0)]], room [[buffer(1)]]) writes the
 // buffer count, then each buffer's bytes (-1: depends on the length). Never double.
-std::string program_source(const kir::Plan& p);
-// The function of program_source(p) that runs each kernel (kernels with the same code share one).
-std::vector<std::string> entry_points(const kir::Plan& p);
+codegen::ProgramSource program_source(const kir::Plan& p);
 // For --emit-source: the prelude, each kernel in a file of its own (under its own name and
 // buffer names, even where the program shares its function with another), the epilogue.
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);

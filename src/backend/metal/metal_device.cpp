@@ -4,17 +4,15 @@
 #include <cstring>
 #include <map>
 
-#include "backend/metal/metal_codegen.h"
 #include "backend/metal/metal_shared.h"
 #include "codegen/gpu_printer.h"
 #include "core/error.h"
+#include "runtime/device_toolkit.h"
 
 namespace lockstep::metal {
 
 namespace {
 
-constexpr DevicePtr kFirstAddress = DevicePtr{1} << 32;  // 0 stays "nowhere"
-constexpr DevicePtr kAddressStep = DevicePtr{1} << 20;   // allocations never touch
 constexpr size_t kMaxGroups = size_t{1} << 20;           // a grid-stride loop covers the rest
 constexpr size_t kByteGroup = 256;
 
@@ -39,7 +37,8 @@ struct Launch {
 
 class MtlDevice : public Device {
  public:
-  MtlDevice(MetalDriver& d, std::string target) : d_(d), target_(std::move(target)), q_(d.new_queue()) {
+  MtlDevice(MetalDriver& d, std::string target)
+      : d_(d), target_(std::move(target)), q_(d.new_queue()), allocs_(target_) {
     dummy_ = d_.new_buffer(16);
   }
   ~MtlDevice() override {
@@ -50,16 +49,14 @@ class MtlDevice : public Device {
   }
   std::string key() const override { return d_.key(); }
 
-  void load(const std::string& code, const kir::Plan& plan) override;
+  void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override;
   void bind(const std::vector<DevicePtr>& address) override;
 
-  DevicePtr allocate(size_t bytes) override {
-    DevicePtr at = next_;
-    next_ += (std::max<size_t>(bytes, 1) + kAddressStep - 1) / kAddressStep * kAddressStep + kAddressStep;
-    allocs_[at] = d_.new_buffer(std::max<size_t>(bytes, 1));
-    return at;
+  DevicePtr allocate(size_t bytes) override { return allocs_.add(d_.new_buffer(std::max<size_t>(bytes, 1)), bytes); }
+  void free(DevicePtr p) override {  // queued work keeps its buffers alive
+    BufferP b;
+    allocs_.take(p, b);
   }
-  void free(DevicePtr p) override { allocs_.erase(p); }  // queued work keeps its buffers alive
 
   HostBlock host_alloc(size_t bytes) override {
     BufferP b = d_.new_buffer(std::max<size_t>(bytes, 1));
@@ -74,7 +71,7 @@ class MtlDevice : public Device {
 
   void upload(DevicePtr dst, const void* src, size_t bytes) override {
     if (!bytes) return;
-    auto [to, to_at] = resolve(dst, bytes);
+    auto [to, to_at] = allocs_.resolve(dst, bytes);
     auto [from, from_at] = staged(src, bytes);
     if (!from) {  // not a staging block: its bytes are copied now
       from = d_.new_buffer(bytes);
@@ -85,15 +82,15 @@ class MtlDevice : public Device {
   }
   void download(void* dst, DevicePtr src, size_t bytes) override {
     if (!bytes) return;
-    auto [from, at] = resolve(src, bytes);
+    auto [from, at] = allocs_.resolve(src, bytes);
     BufferP back = d_.new_buffer(bytes);
     blit(from, at, back, 0, bytes);
     reads_.push_back({dst, back, bytes});
   }
   void copy(DevicePtr dst, DevicePtr src, size_t bytes) override {
     if (!bytes) return;
-    auto [to, to_at] = resolve(dst, bytes);
-    auto [from, from_at] = resolve(src, bytes);
+    auto [to, to_at] = allocs_.resolve(dst, bytes);
+    auto [from, from_at] = allocs_.resolve(src, bytes);
     blit(from, from_at, to, to_at, bytes);
   }
   void fill(DevicePtr dst, unsigned char byte, size_t bytes) override;
@@ -125,7 +122,6 @@ class MtlDevice : public Device {
     last_ = std::move(open_);
     open_.reset();
   }
-  std::pair<BufferP, size_t> resolve(DevicePtr p, size_t bytes) const;
   void blit(const BufferP& from, size_t from_at, const BufferP& to, size_t to_at, size_t bytes);
   void bytes_kernel(const char* name, std::vector<Binding> b, size_t n, uint64_t value);
   void check_plan_info(const kir::Plan& plan);
@@ -137,8 +133,7 @@ class MtlDevice : public Device {
   std::string target_;
   std::unique_ptr<MetalQueue> q_;
   BufferP dummy_;  // bound where the plan has a buffer nowhere (0 bytes)
-  std::map<DevicePtr, BufferP> allocs_;
-  DevicePtr next_ = kFirstAddress;
+  AddressMap<BufferP> allocs_;
   std::shared_ptr<MetalCommandBuffer> open_, last_;
   std::vector<std::shared_ptr<MetalCommandBuffer>> committed_;  // not yet checked for errors
   std::vector<Read> reads_;
@@ -148,17 +143,6 @@ class MtlDevice : public Device {
   std::vector<Launch> launches_;
 };
 
-std::pair<BufferP, size_t> MtlDevice::resolve(DevicePtr p, size_t bytes) const {
-  auto it = allocs_.upper_bound(p);
-  if (it != allocs_.begin()) {
-    --it;
-    size_t at = static_cast<size_t>(p - it->first);
-    if (p >= it->first && at <= it->second->length() && bytes <= it->second->length() - at) return {it->second, at};
-  }
-  throw InternalError("internal: " + target_ + ": address " + std::to_string(p) + " (+" + std::to_string(bytes) +
-                      " bytes) is in no allocation");
-}
-
 void MtlDevice::blit(const BufferP& from, size_t from_at, const BufferP& to, size_t to_at, size_t bytes) {
   if (from_at % 4 == 0 && to_at % 4 == 0 && bytes % 4 == 0) return open().copy(from, from_at, to, to_at, bytes);
   bytes_kernel("ls_copy_bytes", {{to, to_at, bytes}, {from, from_at, bytes}}, bytes, 0);
@@ -166,7 +150,7 @@ void MtlDevice::blit(const BufferP& from, size_t from_at, const BufferP& to, siz
 
 void MtlDevice::fill(DevicePtr dst, unsigned char byte, size_t bytes) {
   if (!bytes) return;
-  auto [to, at] = resolve(dst, bytes);
+  auto [to, at] = allocs_.resolve(dst, bytes);
   if (at % 4 == 0 && bytes % 4 == 0) return open().fill(to, at, bytes, byte);
   bytes_kernel("ls_fill_bytes", {{to, at, bytes}}, bytes, byte);
 }
@@ -182,14 +166,14 @@ void MtlDevice::bytes_kernel(const char* name, std::vector<Binding> b, size_t n,
   open().dispatch(pipeline_of(d_, *bytes_, "bytes", name), b, groups, kByteGroup);
 }
 
-void MtlDevice::load(const std::string& code, const kir::Plan& plan) {
+void MtlDevice::load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) {
   synchronize();
   launches_.clear();
   library_ = library_of(d_, code);
   code_sha_ = content_key(code);
   plan_ = &plan;
   check_plan_info(plan);
-  entries_ = entry_points(plan);
+  entries_ = entries;
   for (const std::string& entry : entries_) launches_.push_back({pipeline_of(d_, *library_, code_sha_, entry), {}, 0, 0});
 }
 
@@ -202,12 +186,9 @@ void MtlDevice::check_plan_info(const kir::Plan& plan) {
   open().dispatch(pipeline_of(d_, *library_, code_sha_, "ls_plan_info"),
                   {{out, 0, n * sizeof(int64_t)}, {room, 0, sizeof count}}, 1, 1);
   synchronize();
-  std::vector<int64_t> got(n), want = {static_cast<int64_t>(plan.buffers.size())};
+  std::vector<int64_t> got(n);
   std::memcpy(got.data(), out->contents(), n * sizeof(int64_t));
-  for (const kir::Buffer& b : plan.buffers) want.push_back(b.module_bytes());
-  if (got != want)
-    throw Error(target_ + ": the kernel cache returned a library built for a different plan (" + std::to_string(got[0]) +
-                " buffers, this plan has " + std::to_string(plan.buffers.size()) + "): a stale cache entry");
+  check_loaded_plan(target_, got, plan);
 }
 
 void MtlDevice::bind(const std::vector<DevicePtr>& address) {
@@ -221,12 +202,11 @@ void MtlDevice::bind(const std::vector<DevicePtr>& address) {
         l.bindings.push_back({dummy_, 0, 0});
         continue;
       }
-      auto [buf, at] = resolve(address[static_cast<size_t>(b)], bytes);
+      auto [buf, at] = allocs_.resolve(address[static_cast<size_t>(b)], bytes);
       l.bindings.push_back({buf, at, bytes});
     }
     l.threads = static_cast<size_t>(kern.schedule.group);
-    size_t groups = (static_cast<size_t>(kern.schedule.threads) + std::max<size_t>(l.threads, 1) - 1) / std::max<size_t>(l.threads, 1);
-    l.groups = kern.schedule.threads == 0 ? 0 : std::clamp<size_t>(groups, 1, kMaxGroups);
+    l.groups = launch_groups(kern.schedule.threads, kern.schedule.group, kMaxGroups);
     validate(kern, l);
   }
 }
@@ -242,11 +222,7 @@ void MtlDevice::validate(const kir::Kernel& k, const Launch& l) const {
     why = std::to_string(l.threads) + " threads per threadgroup, the pipeline allows " + std::to_string(pipeline_max);
   else if (memory > d_.max_threadgroup_memory_length())
     why = std::to_string(memory) + " bytes of threadgroup memory, the device has " + std::to_string(d_.max_threadgroup_memory_length());
-  if (why.empty()) return;
-  std::string nodes;
-  for (size_t i = 0; i < k.nodes.size(); ++i) nodes += (i ? ", " : "") + k.nodes[i];
-  throw Error(target_ + ": kernel " + k.name + " (ONNX nodes: " + (nodes.empty() ? "none" : nodes) +
-              ") cannot be launched: it needs " + why);
+  refuse_launch(target_, k, why);
 }
 
 // The ONNX nodes of the kernel an error names ("kernel k3: ..."), for the message; where
@@ -258,9 +234,8 @@ std::string MtlDevice::nodes_of(const std::string& error) const {
   for (size_t k = 0; k < entries_.size(); ++k) {
     if (error.rfind("kernel " + entries_[k] + ":", 0) != 0) continue;
     const kir::Kernel& kern = plan_->kernels[k];
-    std::string nodes;
-    for (size_t i = 0; i < kern.nodes.size(); ++i) nodes += (i ? ", " : "") + kern.nodes[i];
-    found += (sharing++ ? "; " : "") + (kern.name == entries_[k] ? "" : kern.name + ", same code: ") + (nodes.empty() ? "none" : nodes);
+    found += (sharing++ ? "; " : "") + (kern.name == entries_[k] ? "" : kern.name + ", same code: ") +
+             (kern.nodes.empty() ? "none" : kir::node_list(kern));
   }
   return found.empty() ? "" : " (ONNX nodes: " + found + ")";
 }

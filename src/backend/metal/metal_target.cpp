@@ -12,7 +12,7 @@ TargetInfo target_info() {
   t.desc = target_desc();
   t.program_source = program_source;
   t.source_files = source_files;
-  t.make_compiler = [](const Device*) {
+  t.make_compiler = [](const CompileOptions&, const Device*) {
     std::string why;
     return make_compiler(metal_driver(&why));
   };
@@ -36,7 +36,7 @@ TargetInfo sim_target_info() {
   t.summary = "the metal target's MSL and runtime over a simulated Metal device: kernels built by the host C++ "
               "compiler, late copies, guarded buffers";
   t.desc.name = t.name;
-  t.make_compiler = [](const Device*) { return make_compiler(&sim_driver()); };
+  t.make_compiler = [](const CompileOptions&, const Device*) { return make_compiler(&sim_driver()); };
   t.devices = [] { return std::vector<std::string>{sim_driver().device_name()}; };
   t.make_device = [](const CompileOptions&, std::string*) -> std::unique_ptr<Device> {
     return make_device(sim_driver(), "metal-sim");

@@ -87,9 +87,7 @@ const codegen::GpuPrinter& printer(const kir::Plan& p) {
 
 }  // namespace
 
-std::string program_source(const kir::Plan& p) { return printer(p).program(p); }
-
-std::vector<std::string> entry_points(const kir::Plan& p) { return printer(p).entry_points(p); }
+codegen::ProgramSource program_source(const kir::Plan& p) { return printer(p).program(p); }
 
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p) {
   return codegen::source_files(printer(p), p, "prelude.cl", ".cl", "epilogue.cl");

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/program_source.h"
 #include "kernel/kernel.h"
 #include "kernel/target_desc.h"
 
@@ -15,9 +16,7 @@ const kir::TargetDesc& target_desc();
 // k.schedule.threads work items in groups of k.schedule.group; its arguments are, for each
 // buffer codegen::kernel_params(k) lists, the buffer's cl_mem then its byte offset (ulong).
 // cl_khr_fp64 is enabled only for a plan that computes in f64.
-std::string program_source(const kir::Plan& p);
-// The function of program_source(p) that runs each kernel (kernels with the same code share one).
-std::vector<std::string> entry_points(const kir::Plan& p);
+codegen::ProgramSource program_source(const kir::Plan& p);
 // For --emit-source: the prelude, each kernel in a file of its own (under its own name and
 // buffer names, even where the program shares its function with another), the epilogue.
 std::vector<std::pair<std::string, std::string>> source_files(const kir::Plan& p);

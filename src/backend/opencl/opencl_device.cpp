@@ -4,18 +4,16 @@
 #include <map>
 #include <mutex>
 
-#include "backend/opencl/opencl_codegen.h"
 #include "backend/opencl/opencl_compiler.h"
 #include "codegen/gpu_printer.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "runtime/device_toolkit.h"
 
 namespace lockstep::opencl {
 
 namespace {
 
-constexpr DevicePtr kFirstAddress = DevicePtr{1} << 32;  // 0 stays "nowhere"
-constexpr DevicePtr kAddressStep = DevicePtr{1} << 20;   // allocations never touch
 constexpr size_t kMaxGroups = size_t{1} << 20;           // a grid-stride loop covers the rest
 
 // A built program shared by every program of the process with the same binary; each
@@ -88,7 +86,7 @@ struct Launch {
 
 class ClDevice : public Device {
  public:
-  ClDevice(Context& c, int index) : c_(c), a_(c.api), index_(index) {
+  ClDevice(Context& c, int index) : c_(c), a_(c.api), index_(index), allocs_("opencl") {
     cl_int e = kSuccess;
     q_ = a_.clCreateCommandQueue(c_.ctx, c_.device.id, kQueueProfilingEnable, &e);
     check(e, "clCreateCommandQueue(" + c_.device.name + ")");
@@ -96,19 +94,17 @@ class ClDevice : public Device {
   ~ClDevice() override {
     a_.clFinish(q_);
     release_kernels();
-    for (auto& [at, m] : allocs_) a_.clReleaseMemObject(m.mem);
+    allocs_.for_each([this](cl_mem m) { a_.clReleaseMemObject(m); });
     a_.clReleaseCommandQueue(q_);
   }
   std::string key() const override { return "opencl:" + std::to_string(index_); }
-  Context& context() const { return c_; }
   void narrow(kir::TargetDesc& d) const override { d.has_f64 = d.has_f64 && c_.device.fp64; }
 
-  void load(const std::string& code, const kir::Plan& plan) override {
+  void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override {
     release_kernels();
     program_ = shared_program(c_, code);
     plan_ = &plan;
     check_plan_info(plan);
-    std::vector<std::string> entries = entry_points(plan);
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
       launches_.push_back({make_kernel(entries[k]), 0, 0});
       params_.push_back(codegen::kernel_params(plan.kernels[k]));  // the same at every length of a symbolic plan
@@ -121,15 +117,14 @@ class ClDevice : public Device {
       Launch& l = launches_[k];
       const std::vector<int>& params = params_[k];
       for (size_t a = 0; a < params.size(); ++a) {
-        auto [mem, at] = resolve(address[params[a]], 0);
+        auto [mem, at] = allocs_.resolve(address[params[a]], 0);
         cl_ulong offset = at;
         check(a_.clSetKernelArg(l.kernel, static_cast<cl_uint>(2 * a), sizeof mem, &mem), "clSetKernelArg(" + kern.name + ")");
         check(a_.clSetKernelArg(l.kernel, static_cast<cl_uint>(2 * a + 1), sizeof offset, &offset),
               "clSetKernelArg(" + kern.name + ")");
       }
       l.local = static_cast<size_t>(kern.schedule.group);
-      size_t groups = std::clamp<size_t>((static_cast<size_t>(kern.schedule.threads) + l.local - 1) / l.local, 1, kMaxGroups);
-      l.global = kern.schedule.threads == 0 ? 0 : groups * l.local;
+      l.global = launch_groups(kern.schedule.threads, kern.schedule.group, kMaxGroups) * l.local;
       validate(kern, l);
     }
   }
@@ -138,37 +133,32 @@ class ClDevice : public Device {
     cl_int e = kSuccess;
     cl_mem m = a_.clCreateBuffer(c_.ctx, kMemReadWrite, std::max<size_t>(bytes, 1), nullptr, &e);
     check(e, "clCreateBuffer(" + std::to_string(bytes) + " bytes)");
-    DevicePtr at = next_;
-    next_ += (std::max<size_t>(bytes, 1) + kAddressStep - 1) / kAddressStep * kAddressStep + kAddressStep;
-    allocs_[at] = {m, bytes};
-    return at;
+    return allocs_.add(m, bytes);
   }
   void free(DevicePtr p) override {
-    auto it = allocs_.find(p);
-    if (it == allocs_.end()) return;
-    a_.clReleaseMemObject(it->second.mem);
-    allocs_.erase(it);
+    cl_mem m = nullptr;
+    if (allocs_.take(p, m)) a_.clReleaseMemObject(m);
   }
 
   void upload(DevicePtr dst, const void* src, size_t bytes) override {
     if (!bytes) return;
-    auto [mem, at] = resolve(dst, bytes);
+    auto [mem, at] = allocs_.resolve(dst, bytes);
     check(a_.clEnqueueWriteBuffer(q_, mem, 0, at, bytes, src, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
   }
   void download(void* dst, DevicePtr src, size_t bytes) override {
     if (!bytes) return;
-    auto [mem, at] = resolve(src, bytes);
+    auto [mem, at] = allocs_.resolve(src, bytes);
     check(a_.clEnqueueReadBuffer(q_, mem, 0, at, bytes, dst, 0, nullptr, nullptr), "clEnqueueReadBuffer");
   }
   void copy(DevicePtr dst, DevicePtr src, size_t bytes) override {
     if (!bytes) return;
-    auto [to, to_at] = resolve(dst, bytes);
-    auto [from, from_at] = resolve(src, bytes);
+    auto [to, to_at] = allocs_.resolve(dst, bytes);
+    auto [from, from_at] = allocs_.resolve(src, bytes);
     check(a_.clEnqueueCopyBuffer(q_, from, to, from_at, to_at, bytes, 0, nullptr, nullptr), "clEnqueueCopyBuffer");
   }
   void fill(DevicePtr dst, unsigned char byte, size_t bytes) override {
     if (!bytes) return;
-    auto [mem, at] = resolve(dst, bytes);
+    auto [mem, at] = allocs_.resolve(dst, bytes);
     check(a_.clEnqueueFillBuffer(q_, mem, &byte, 1, at, bytes, 0, nullptr, nullptr), "clEnqueueFillBuffer");
   }
   void launch(int k) override {
@@ -182,23 +172,6 @@ class ClDevice : public Device {
   std::unique_ptr<Timer> timer() override { return std::make_unique<EventTimer>(a_, q_); }
 
  private:
-  struct Alloc {
-    cl_mem mem;
-    size_t bytes;
-  };
-
-  // The allocation holding [p, p + bytes) and p's offset in it.
-  std::pair<cl_mem, size_t> resolve(DevicePtr p, size_t bytes) const {
-    auto it = allocs_.upper_bound(p);
-    if (it != allocs_.begin()) {
-      --it;
-      size_t at = static_cast<size_t>(p - it->first);
-      if (p >= it->first && at + bytes <= std::max<size_t>(it->second.bytes, 1)) return {it->second.mem, at};
-    }
-    throw InternalError("internal: opencl: address " + std::to_string(p) + " (+" + std::to_string(bytes) +
-                        " bytes) is in no allocation");
-  }
-
   cl_kernel make_kernel(const std::string& name) {
     cl_int e = kSuccess;
     cl_kernel k = a_.clCreateKernel(program_->p, name.c_str(), &e);
@@ -213,7 +186,7 @@ class ClDevice : public Device {
     DevicePtr out = allocate(n * sizeof(int64_t));
     std::vector<int64_t> got(n, -2);
     try {
-      cl_mem mem = resolve(out, 0).first;  // its own allocation: no offset parameter
+      cl_mem mem = allocs_.resolve(out, 0).first;  // its own allocation: no offset parameter
       cl_long room = static_cast<cl_long>(n);
       check(a_.clSetKernelArg(info, 0, sizeof mem, &mem), "clSetKernelArg(ls_plan_info)");
       check(a_.clSetKernelArg(info, 1, sizeof room, &room), "clSetKernelArg(ls_plan_info)");
@@ -228,11 +201,7 @@ class ClDevice : public Device {
     }
     a_.clReleaseKernel(info);
     free(out);
-    std::vector<int64_t> want = {static_cast<int64_t>(plan.buffers.size())};
-    for (const kir::Buffer& b : plan.buffers) want.push_back(b.module_bytes());
-    if (got != want)
-      throw Error("opencl: the program cache returned a program built for a different plan (" + std::to_string(got[0]) +
-                  " buffers, this plan has " + std::to_string(plan.buffers.size()) + "): a stale cache entry");
+    check_loaded_plan("opencl", got, plan);
   }
 
   void validate(const kir::Kernel& k, const Launch& l) const {
@@ -250,11 +219,7 @@ class ClDevice : public Device {
       why = std::to_string(l.local) + " work items per group, the compiled kernel allows " + std::to_string(kernel_max);
     else if (local > c_.device.local_bytes)
       why = std::to_string(local) + " bytes of local memory, the device has " + std::to_string(c_.device.local_bytes);
-    if (why.empty()) return;
-    std::string nodes;
-    for (size_t i = 0; i < k.nodes.size(); ++i) nodes += (i ? ", " : "") + k.nodes[i];
-    throw Error("opencl: kernel " + k.name + " (ONNX nodes: " + (nodes.empty() ? "none" : nodes) +
-                ") cannot be launched: it needs " + why);
+    refuse_launch("opencl", k, why);
   }
 
   void release_kernels() {
@@ -268,8 +233,7 @@ class ClDevice : public Device {
   const Api& a_;
   int index_;
   cl_command_queue q_ = nullptr;
-  std::map<DevicePtr, Alloc> allocs_;
-  DevicePtr next_ = kFirstAddress;
+  AddressMap<cl_mem> allocs_;
   std::shared_ptr<SharedProgram> program_;
   const kir::Plan* plan_ = nullptr;
   std::vector<Launch> launches_;
@@ -280,9 +244,5 @@ class ClDevice : public Device {
 
 std::unique_ptr<Device> make_device(Context& c, int index) { return std::make_unique<ClDevice>(c, index); }
 
-Context* context_of(const Device* d) {
-  const auto* cl = dynamic_cast<const ClDevice*>(d);
-  return cl ? &cl->context() : nullptr;
-}
 
 }  // namespace lockstep::opencl

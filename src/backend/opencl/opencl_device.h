@@ -11,7 +11,5 @@
 namespace lockstep::opencl {
 
 std::unique_ptr<Device> make_device(Context& c, int index);
-// The context a device from make_device runs on; null for any other device.
-Context* context_of(const Device* d);
 
 }  // namespace lockstep::opencl

@@ -14,9 +14,8 @@ TargetInfo target_info() {
   t.desc = target_desc();
   t.program_source = program_source;
   t.source_files = source_files;
-  t.make_compiler = [](const Device* dev) -> std::unique_ptr<CodeCompiler> {
-    Context* c = context_of(dev);
-    return std::make_unique<ClCompiler>(c ? *c : context(0));
+  t.make_compiler = [](const CompileOptions& o, const Device*) -> std::unique_ptr<CodeCompiler> {
+    return std::make_unique<ClCompiler>(context(o.device));
   };
   t.devices = [] {
     std::vector<std::string> lines;

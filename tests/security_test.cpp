@@ -12,6 +12,7 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_codegen.h"
 #include "backend/cuda/nvrtc_compiler.h"
+#include "backend/registry.h"
 #include "codegen/c_printer.h"
 #include "core/dirs.h"
 #include "core/process.h"
@@ -85,9 +86,11 @@ void expect_inert(const std::string& src, const std::string& what) {
 }
 
 TEST(HostileNames, CommentTextKeepsOnlyInertCharacters) {
-  EXPECT_EQ(codegen::comment_text("conv_pre/Conv.1"), "conv_pre%2FConv.1");
+  EXPECT_EQ(codegen::comment_text("/flow/flows.0/enc/Conv_1"), "/flow/flows.0/enc/Conv_1");  // readable
+  EXPECT_EQ(codegen::comment_text("a/*b*/c"), "a/%2Ab%2A/c");
+  EXPECT_EQ(codegen::comment_text("??/"), "%3F%3F/");
   EXPECT_EQ(codegen::comment_text("a\nb\\"), "a%0Ab%5C");
-  EXPECT_EQ(codegen::comment_text("*/"), "%2A%2F");
+  EXPECT_EQ(codegen::comment_text("*/"), "%2A/");  // no "*/": the comment cannot end
   EXPECT_EQ(codegen::comment_text("100%"), "100%25");
   std::string longest = codegen::comment_text(std::string(300, 'q'));
   EXPECT_EQ(longest, std::string(codegen::kCommentTextMax, 'q') + "...(300 bytes)");

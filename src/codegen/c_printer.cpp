@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -237,7 +238,10 @@ std::string comment_text(std::string_view user) {
   for (size_t i = 0; i < user.size(); ++i) {
     if (s.size() >= kCommentTextMax) return s + "...(" + std::to_string(user.size()) + " bytes)";
     unsigned char c = static_cast<unsigned char>(user[i]);
-    bool inert = std::isalnum(c) || std::strchr(" _-.:#[](),;=+<>@!^~|&$", c);
+    // Ordinary name characters stay ('/' too: with '*' escaped no comment can open or close);
+    // what could end the comment, splice a line or form a trigraph (newlines, '\\', '?'), quotes,
+    // braces and anything not plain ASCII are escaped.
+    bool inert = std::isalnum(c) || std::strchr(" _-.:#[](),;=+<>@!^~|&$/", c);
     if (inert && c != 0) s += static_cast<char>(c);
     else s += std::string("%") + hex[c >> 4] + hex[c & 15];
   }
@@ -312,6 +316,35 @@ std::string CPrinter::loop(const std::string& v, int64_t extent) { return loop(v
 
 std::string CPrinter::loop(const std::string& v, const std::string& extent) {
   return "for (int64_t " + v + " = 0; " + v + " < " + extent + "; ++" + v + ")\n";
+}
+
+std::string CPrinter::times(const std::string& a, int64_t c) {
+  return c == 0 ? "0" : c == 1 ? a : a + " * " + std::to_string(c);
+}
+
+std::string CPrinter::over(const std::string& a, const std::string& d) { return d == "1" ? a : a + " / (" + d + ")"; }
+
+std::string CPrinter::mod(const std::string& a, int64_t c) { return c == 1 ? "0" : a + " % " + std::to_string(c); }
+
+std::string CPrinter::indented(const std::string& code) {
+  std::istringstream in(code);
+  std::string out;
+  int depth = 0;
+  for (std::string line; std::getline(in, line);) {
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) {
+      out += "\n";
+      continue;
+    }
+    line.erase(0, first);
+    std::string code_part = line.substr(0, line.find("//"));
+    int opens = 0, closes = 0, lead = 0;
+    for (char c : code_part) opens += c == '{', closes += c == '}';
+    while (lead < static_cast<int>(code_part.size()) && code_part[lead] == '}') ++lead;
+    out += std::string(2 * std::max(depth - lead, 0), ' ') + line + "\n";
+    depth = std::max(depth + opens - closes, 0);
+  }
+  return out;
 }
 
 std::string CPrinter::buffer_bytes_init(const Plan& p) {

@@ -73,6 +73,14 @@ class CPrinter {
   // "b12", or the name set_param_names gave buffer 12.
   std::string buf_name(int b) const;
   static std::string loop(const std::string& v, int64_t extent);  // "for (int64_t v = 0; v < N; ++v)\n"
+  // Printed index arithmetic with unit factors folded, so kernels read as the math they do:
+  // times("c", 1) is "c", over("i", "1") is "i", mod("e", 1) is "0".
+  static std::string times(const std::string& a, int64_t c);            // "a * c"
+  static std::string over(const std::string& a, const std::string& d);  // "a / (d)"
+  static std::string mod(const std::string& a, int64_t c);              // "a % c"
+  // Re-indents one function's printed text by its braces (two spaces a level), so nested
+  // loops read as nested. Braces in comments are not counted.
+  static std::string indented(const std::string& code);
   static std::string loop(const std::string& v, const std::string& extent);
   // "{16, 4096, ...}": every buffer's bytes, which a runtime checks a loaded module against.
   static std::string buffer_bytes_init(const kir::Plan& p);

@@ -99,7 +99,7 @@ std::string GpuPrinter::signature(const Plan& p, const Kernel& k, const std::str
   return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n" + based;
 }
 
-std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const { return comment(k) + code(p, k, k.name); }
+std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const { return comment(k) + indented(code(p, k, k.name)); }
 
 std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& entry) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
@@ -163,12 +163,16 @@ std::string GpuPrinter::elements(const Plan& p, const Kernel& k, Narrow narrow) 
   std::string u32 = storage_type(DType::u32), per = std::to_string(k.schedule.per_item);
   std::string src = "  const int64_t step = (int64_t)" + g_.group_count + " * " + g_.group_size + ";\n";
   std::string first = "(int64_t)" + g_.group_index + " * " + g_.group_size + " + " + g_.thread_index;
-  std::string wide = "  for (int64_t i0 = " + first + "; i0 < n; i0 += " + per + " * step) {\n";
-  if (narrow != Narrow::AtRunTime) return src + element_rounds(p, k, narrow, wide, "i0 + {u} * step");
-  std::string thin = "  for (" + u32 + " i32 = (" + u32 + ")(" + first + "); i32 < (" + u32 + ")n; i32 += " + per + "u * s32) {\n";
-  return src + "  if (n32 && n + " + per + " * step <= " + std::to_string(kMax32 + 1) + g_.int_suffix + ") {\n  const " + u32 +
-         " s32 = (" + u32 + ")step;\n" + element_rounds(p, k, Narrow::Yes, thin, "(int64_t)(i32 + (" + u32 + "){u} * s32)") +
-         "  } else {\n" + element_rounds(p, k, Narrow::No, wide, "i0 + {u} * step") + "  }\n";
+  bool one = k.schedule.per_item <= 1;
+  std::string wide = "  for (int64_t i0 = " + first + "; i0 < n; i0 += " + (one ? "step" : per + " * step") + ") {\n";
+  std::string wide_at = one ? "i0" : "i0 + {u} * step";
+  if (narrow != Narrow::AtRunTime) return src + element_rounds(p, k, narrow, wide, wide_at);
+  std::string thin = "  for (" + u32 + " i32 = (" + u32 + ")(" + first + "); i32 < (" + u32 + ")n; i32 += " +
+                     (one ? "s32" : per + "u * s32") + ") {\n";
+  return src + "  if (n32 && n + " + (one ? "step" : per + " * step") + " <= " + std::to_string(kMax32 + 1) + g_.int_suffix +
+         ") {\n  const " + u32 + " s32 = (" + u32 + ")step;\n" +
+         element_rounds(p, k, Narrow::Yes, thin, one ? "(int64_t)i32" : "(int64_t)(i32 + (" + u32 + "){u} * s32)") +
+         "  } else {\n" + element_rounds(p, k, Narrow::No, wide, wide_at) + "  }\n";
 }
 
 // The rounds of `loop`: element u of a round is `at` with {u} for u. A whole round computes
@@ -213,6 +217,7 @@ std::string GpuPrinter::tile_body(const Plan& p, const Kernel& k, const Schedule
 // Column l of work item vl: adjacent, or spread a row's 1/cols apart (a warp's items then read
 // and write each row in order). `per_item`: the row's length / cols.
 std::string GpuPrinter::column(const Schedule& sc, const std::string& per_item) {
+  if (sc.cols == 1) return "vl";
   if (!sc.spread_cols) return "vl * " + std::to_string(sc.cols) + " + l";
   return "l * " + per_item + " + vl";
 }
@@ -228,8 +233,9 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
     throw InternalError("internal: " + k.name + "'s schedule of " + std::to_string(sc.rows) + " x " +
                         std::to_string(sc.cols) + " outputs per work item does not tile " + shape_str(s));
   std::string at = compute_type(red.type), src;
-  std::string acc = "acc[c * " + std::to_string(sc.cols) + " + l]";
-  std::string each = "{ const int c = 0; const int l = 0; ";
+  std::string acc = sc.rows == 1 ? (sc.cols == 1 ? "acc[0]" : "acc[l]")
+                    : "acc[" + times("c", sc.cols) + (sc.cols == 1 ? "" : " + l") + "]";
+  std::string each = "{ ";
   if (block) {
     // Rows block a dim that is the same at every length; columns may block one that is a
     // multiple of them at every length (8*T).
@@ -237,10 +243,12 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
     src += unflatten(p, k, items, narrow, {{r - 2, "vb"}, {r - 1, "vl"}});
     std::string rv = "v" + std::to_string(r - 2), cv = "v" + std::to_string(r - 1);
     if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vb", "c"});
-    each = g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " + rv +
-           " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    " + g_.unroll_pragma +
-           "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { const int64_t " + cv + " = " +
-           column(sc, size(items[r - 1])) + "; (void)" + cv + "; ";
+    // A row or column loop of one iteration is a block of its own.
+    each = (sc.rows == 1 ? "{ const int64_t " + rv + " = vb; (void)" + rv + ";\n    "
+                         : g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " +
+                               rv + " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    ") +
+           (sc.cols == 1 ? "{ " : g_.unroll_pragma + "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { ") +
+           "const int64_t " + cv + " = " + column(sc, size(items[r - 1])) + "; (void)" + cv + "; ";
   } else {
     src += unflatten(p, k, dims(p, k.out), narrow);
   }
@@ -292,12 +300,14 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
            unflatten(p, k, blocks, narrow, {{r - 2, "vb"}}, "q") + "      const int t = e % " + std::to_string(block) + ";\n";
     copy = "t";
   }
-  src += "      const int c = " + copy + " % " + rows + "; const int64_t " + rv + " = vb * " + rows + " + c; (void)" + rv + ";\n";
+  src += sc.rows == 1 ? "      const int64_t " + rv + " = vb; (void)" + rv + ";\n"
+                      : "      const int c = " + copy + " % " + rows + "; const int64_t " + rv + " = vb * " + rows + " + c; (void)" + rv + ";\n";
   int64_t stride = 1;
   for (size_t d = red.shape.size(); d-- > 0;) {
     std::string v = "v" + std::to_string(red.i + static_cast<int64_t>(d));
-    src += "      const int64_t " + v + " = (int64_t)(" + copy + " / " + rows + (stride > 1 ? " / " + std::to_string(stride) : "") +
-           " % " + std::to_string(red.shape[d]) + "); (void)" + v + ";\n";
+    std::string at = sc.rows == 1 ? copy : copy + " / " + rows;
+    src += "      const int64_t " + v + " = (int64_t)(" + mod(stride > 1 ? at + " / " + std::to_string(stride) : at, red.shape[d]) +
+           "); (void)" + v + ";\n";
     stride *= red.shape[d];
   }
   return src + "      ls_stage[e] = " + load_value(**it) + ";\n" + (sc.stage_slots > 1 ? "    }\n" : "") + "    }\n    " +
@@ -311,7 +321,7 @@ std::string GpuPrinter::staged_index(const Schedule& sc, const Expr& red) {
   for (size_t d = red.shape.size(); d-- > 0; stride *= red.shape[d])
     term = (term.empty() ? "" : term + " + ") + "v" + std::to_string(red.i + static_cast<int64_t>(d)) +
            (stride > 1 ? " * " + std::to_string(stride) : "");
-  return "(" + term + ") * " + std::to_string(sc.rows) + " + c";
+  return sc.rows == 1 ? term : "(" + term + ") * " + std::to_string(sc.rows) + " + c";
 }
 
 std::string GpuPrinter::epilogue(const Plan& p) const {
@@ -332,7 +342,7 @@ std::string GpuPrinter::epilogue(const Plan& p) const {
 
 // Each kernel's code as by_position prints it, the entry named kEntry in every one.
 std::vector<std::string> GpuPrinter::same_code(const Plan& p, std::vector<size_t>& first) const {
-  return by_position(p, first, [&](const Kernel& k) { return code(p, k, kEntry); });
+  return by_position(p, first, [&](const Kernel& k) { return indented(code(p, k, kEntry)); });
 }
 
 ProgramSource GpuPrinter::program(const Plan& p) const {

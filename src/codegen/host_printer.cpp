@@ -91,14 +91,23 @@ std::string HostPrinter::range(const Plan& p, const Kernel& k, const std::string
   std::string L = std::to_string(sc.lanes), N = r ? dim(p, k.out, r - 1) : "1";
   std::vector<std::pair<std::string, std::string>> loops = outer_loops(p, k);
   std::string src = signature(p, k, head, by_position) + read_symbols(p, k);
-  // The first iteration's loop indices by division, each later one's by counting on.
+  // The first iteration's loop indices by division, each later one's by counting on (a loop of
+  // one iteration stays 0).
   src += "  int64_t ls_q = ls_begin;\n";
-  for (size_t i = loops.size(); i-- > 1;)
-    src += "  int64_t " + loops[i].first + " = ls_q % (" + loops[i].second + "); ls_q /= (" + loops[i].second + ");\n";
-  src += "  int64_t " + loops[0].first + " = ls_q;\n";
   std::string next;
-  for (size_t i = loops.size(); i-- > 1;) next += "if (++" + loops[i].first + " == (" + loops[i].second + ")) { " + loops[i].first + " = 0; ";
-  next += "++" + loops[0].first + ";" + std::string(loops.size() - 1, '}');
+  size_t counted = 0;
+  for (size_t i = loops.size(); i-- > 1;) {
+    const auto& [v, extent] = loops[i];
+    if (extent == "1") {
+      src += "  const int64_t " + v + " = 0;\n";
+      continue;
+    }
+    src += "  int64_t " + v + " = ls_q % (" + extent + "); ls_q /= (" + extent + ");\n";
+    next += "if (++" + v + " == (" + extent + ")) { " + v + " = 0; ";
+    ++counted;
+  }
+  src += "  int64_t " + loops[0].first + " = ls_q;\n";
+  next += "++" + loops[0].first + ";" + std::string(counted, '}');
   const Expr* red = find_reduce(k.body);
   Window window = red && k.window.value ? window_copy(p, k, *red, loops.back().second) : Window{};
   src += window.declare + "  for (int64_t ls_i = ls_begin; ls_i < ls_end; ++ls_i) {\n";
@@ -113,11 +122,11 @@ std::string HostPrinter::range(const Plan& p, const Kernel& k, const std::string
                              : "    if (vrow < " + std::to_string(s[r - 2] / sc.rows) + ") {\n" + reduction(p, k, *red, sc.rows) +
                                    "    } else {\n" + reduction(p, k, *red, rest) + "    }\n";
     set_staged({});
-    return src + body + "  }\n" + tail;
+    return indented(src + body + "  }\n" + tail);
   }
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused";
   src += "    for (int64_t j = 0; j < n; ++j) {\n      const int64_t " + lv + " = lo + j; (void)" + lv + ";\n";
-  return src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n" + tail;
+  return indented(src + "      " + store(p, k, out_index(p, k.out), expr(k.body)) + "\n    }\n  }\n" + tail);
 }
 
 // Kernel k computes its window's producer (passes/window.h) itself: the range function declares
@@ -143,8 +152,8 @@ HostPrinter::Window HostPrinter::window_copy(const Plan& p, const Kernel& k, con
   Window out;
   out.declare = "  alignas(64) " + type + " ls_win[" + std::to_string(w->rows() * w->width(k.schedule.lanes)) +
                 "];  // a tile's window of b" + std::to_string(k.window.buf) + ", computed here\n  int64_t ls_win_at = -1;\n";
-  out.copy = "    if (ls_i / (" + row_blocks + ") != ls_win_at) {  // another tile: copy its window\n      ls_win_at = ls_i / (" +
-             row_blocks + ");\n";
+  out.copy = "    if (" + over("ls_i", row_blocks) + " != ls_win_at) {  // another tile: copy its window\n      ls_win_at = " +
+             over("ls_i", row_blocks) + ";\n";
   std::string close;
   for (size_t i = 0; i < w->row_vars.size(); ++i) {
     out.copy += "      " + loop("v" + std::to_string(w->row_vars[i]), w->row_extents[i]) + "      {\n";
@@ -168,9 +177,11 @@ HostPrinter::Window HostPrinter::window_copy(const Plan& p, const Kernel& k, con
 std::string HostPrinter::entry(const Plan& p, const Kernel& k, const std::string& fn, bool args) const {
   KernelScope scope(*this, k);
   std::string src = signature(p, k, "extern \"C\" void " + k.name + "(void* const* bufs)", false) + read_symbols(p, k);
-  if (empty(p, k)) return src + "}\n";
+  if (empty(p, k)) return indented(src + "}\n");
   std::string count;
-  for (const auto& l : outer_loops(p, k)) count += (count.empty() ? "" : " * ") + std::string("(int64_t)(") + l.second + ")";
+  for (const auto& l : outer_loops(p, k))
+    if (l.second != "1") count += (count.empty() ? "" : " * ") + std::string("(int64_t)(") + l.second + ")";
+  if (count.empty()) count = "1";
   // Grain: the iterations a thread takes at the least, about kGrainWork element steps (an
   // element's reduction steps, else the element), so that a small kernel runs on one thread.
   const Expr* red = find_reduce(k.body);
@@ -185,7 +196,7 @@ std::string HostPrinter::entry(const Plan& p, const Kernel& k, const std::string
     src += "};\n";
     bufs = "ls_args";
   }
-  return src + "  ls_run(" + fn + ", " + bufs + ", " + count + ", " + std::to_string(grain) + ");\n}\n";
+  return indented(src + "  ls_run(" + fn + ", " + bufs + ", " + count + ", " + std::to_string(grain) + ");\n}\n");
 }
 
 std::string HostPrinter::kernel(const Plan& p, const Kernel& k) const {
@@ -205,7 +216,7 @@ std::string HostPrinter::reduction(const Plan& p, const Kernel& k, const Expr& r
   size_t r = s.size();
   std::string lv = r ? "v" + std::to_string(r - 1) : "v_unused", cv = r >= 2 ? "v" + std::to_string(r - 2) : "";
   std::string at = compute_type(red.type), L = std::to_string(sc.lanes), R = std::to_string(sc.rows);
-  std::string RL = std::to_string(rows * sc.lanes), acc = "acc[c * " + L + " + j]";
+  std::string RL = std::to_string(rows * sc.lanes), acc = sc.rows > 1 ? "acc[c * " + L + " + j]" : "acc[j]";
   if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vrow", "c"});
   std::string step = reduce_step(red, acc);
   // Row c of the block: the blocked dim's index, then the lane loop.

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/registry.h"
 #include "runtime/program.h"
 #include "verify/parity.h"
 #include "verify_cli.h"

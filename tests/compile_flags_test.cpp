@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "backend/registry.h"
 #include "cli/compile_options.h"
 #include "cli/inputs.h"
 #include "frontend/onnx_export.h"

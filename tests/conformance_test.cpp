@@ -7,6 +7,13 @@
 #include "test_util.h"
 #include "verify/conformance.h"
 
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/dirs.h"
+
 namespace lockstep {
 namespace {
 
@@ -66,6 +73,42 @@ TEST(ConformanceRef, ASampleCoversEveryOpOfTheFullSet) {
   std::set<std::string> names;
   for (const CaseResult& r : full) names.insert(r.name);
   for (const CaseResult& r : third) EXPECT_TRUE(names.count(r.name)) << r.name;
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// A valid model of another domain (ai.onnx.ml, training) is not lockstep's to run: the suite
+// counts it unsupported, saying which domain, not failed.
+TEST(ConformanceRef, AModelOfAnotherDomainIsUnsupportedNotFailed) {
+  PrivateTempDir dir("lockstep-test");
+  std::filesystem::path c = dir.path() / "test_ml_only";
+  std::filesystem::create_directories(c / "test_data_set_0");
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain("ai.onnx.ml");
+  o->set_version(3);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("ml");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("Binarizer");
+  n->set_domain("ai.onnx.ml");
+  n->add_input("x");
+  n->add_output("y");
+  for (const char* name : {"x", "y"}) {
+    onnx::ValueInfoProto* v = std::string(name) == "x" ? g->add_input() : g->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  std::ofstream(c / "model.onnx", std::ios::binary) << m.SerializeAsString();
+  std::vector<CaseResult> r = run_conformance(dir.path().string(), "ref");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, CaseResult::Unsupported) << r[0].detail;
+  EXPECT_NE(r[0].detail.find("ai.onnx.ml"), std::string::npos) << r[0].detail;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
+#include "backend/registry.h"
 #include "frontend/onnx_export.h"
 #include "graph/builder.h"
 #include "passes/schedule.h"

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_compiler.h"
 #include "backend/cpu/thread_pool.h"
+#include "backend/registry.h"
 #include "core/process.h"
 #include "runtime/program.h"
 #include "test_util.h"

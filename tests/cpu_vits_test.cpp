@@ -7,6 +7,7 @@
 #include <set>
 
 #include "test_util.h"
+#include "backend/registry.h"
 #include "verify/parity.h"
 #include "vits.h"
 

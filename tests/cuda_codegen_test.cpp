@@ -22,7 +22,7 @@
 #include "graph/bind.h"
 #include "passes/pipeline.h"
 #include "passes/schedule.h"
-#include "verify/harness.h"
+#include "harness.h"
 #include "test_util.h"
 #include "vits.h"
 

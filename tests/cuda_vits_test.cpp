@@ -11,6 +11,7 @@
 #include <map>
 
 #include "test_util.h"
+#include "backend/registry.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"

@@ -1,7 +1,8 @@
-#include "verify/harness.h"
+#include "harness.h"
 
 #include <cmath>
 
+#include "backend/registry.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "core/sha256.h"

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "verify/harness.h"
+#include "harness.h"
 
 namespace lockstep {
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "test_util.h"
-#include "verify/harness.h"
+#include "harness.h"
 
 namespace lockstep {
 namespace {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "backend/registry.h"
 #include "core/dirs.h"
 #include "runtime/kernel_cache.h"
 #include "verify/planted_fault.h"

@@ -12,6 +12,7 @@
 
 #include "test_util.h"
 #include "verify_cli.h"
+#include "backend/registry.h"
 #include "codegen/prelude.h"
 #include "core/dirs.h"
 #include "core/sha256.h"

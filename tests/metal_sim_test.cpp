@@ -12,6 +12,7 @@
 #include "backend/metal/metal_codegen.h"
 #include "backend/metal/metal_target.h"
 #include "backend/metal/sim/sim_driver.h"
+#include "backend/registry.h"
 #include "graph/builder.h"
 #include "passes/schedule.h"
 #include "ref/interpreter.h"

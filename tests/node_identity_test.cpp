@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "backend/registry.h"
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "graph/builder.h"

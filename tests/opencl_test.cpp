@@ -10,12 +10,13 @@
 #include "backend/opencl/opencl_compiler.h"
 #include "backend/opencl/opencl_platform.h"
 #include "backend/opencl/opencl_target.h"
+#include "backend/registry.h"
 #include "core/error.h"
 #include "graph/builder.h"
 #include "passes/schedule.h"
 #include "runtime/target.h"
 #include "test_util.h"
-#include "verify/harness.h"
+#include "harness.h"
 #include "verify_cli.h"
 
 namespace lockstep {

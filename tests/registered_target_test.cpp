@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "backend/registry.h"
 #include "runtime/staging_pool.h"
 #include "runtime/target.h"
 #include "test_util.h"

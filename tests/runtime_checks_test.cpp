@@ -9,6 +9,7 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_codegen.h"
 #include "backend/cuda/nvrtc_compiler.h"
+#include "backend/registry.h"
 #include "graph/builder.h"
 #include "passes/pipeline.h"
 #include "passes/schedule.h"

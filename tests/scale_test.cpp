@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backend/registry.h"
 #include "frontend/onnx_export.h"
 #include "graph/builder.h"
 #include "ref/interpreter.h"

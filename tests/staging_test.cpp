@@ -3,6 +3,7 @@
 // an upload that --verify-constants then names. On every registered target.
 #include <gtest/gtest.h>
 
+#include "backend/registry.h"
 #include "core/error.h"
 #include "runtime/staging_pool.h"
 #include "test_util.h"

@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "backend/registry.h"
 #include "graph/builder.h"
 #include "passes/generalise.h"
 #include "runtime/program.h"

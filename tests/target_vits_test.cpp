@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "backend/registry.h"
 #include "frontend/onnx_export.h"
 #include "test_util.h"
 #include "verify/parity.h"

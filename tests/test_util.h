@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/registry.h"
 #include "core/error.h"
 #include "passes/pipeline.h"
 #include "runtime/target.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "backend/registry.h"
 #include "graph/builder.h"
 #include "ref/interpreter.h"
 #include "runtime/program.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "backend/registry.h"
 #include "ref/interpreter.h"
 #include "runtime/program.h"
 #include "test_util.h"

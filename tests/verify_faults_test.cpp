@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "backend/registry.h"
 #include "graph/builder.h"
 #include "runtime/program.h"
 #include "test_util.h"

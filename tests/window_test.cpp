@@ -3,6 +3,7 @@
 // and the bytes stay those of the plan that keeps it, at every window geometry a tile meets.
 #include <gtest/gtest.h>
 
+#include "backend/registry.h"
 #include "graph/builder.h"
 #include "runtime/program.h"
 #include "test_util.h"

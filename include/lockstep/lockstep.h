@@ -12,6 +12,7 @@
 // lockstep::Unsupported marks valid ONNX that lockstep does not implement.
 #pragma once
 
+#include "backend/registry.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "frontend/npy.h"

@@ -7,8 +7,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/report.h"
+#include "core/files.h"
 #include "core/error.h"
 #include "frontend/npy.h"
 #include "verify/parity.h"

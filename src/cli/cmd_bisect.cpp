@@ -3,6 +3,7 @@
 // length of a sweep in turn until one disagrees.
 #include <iostream>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"

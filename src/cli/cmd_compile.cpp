@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/report.h"
 #include "cli/compile_options.h"

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"

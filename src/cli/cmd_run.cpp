@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "cli/inputs.h"

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/registry.h"
 #include "cli/cli.h"
 #include "core/error.h"
 #include "runtime/target.h"

@@ -1,3 +1,4 @@
+#include "backend/registry.h"
 #include "cli/compile_options.h"
 
 #include <iostream>

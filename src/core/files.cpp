@@ -245,4 +245,10 @@ std::string read_own_file(const std::string& path) {
   return ss.str();
 }
 
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+  StagedFiles f;
+  f.add(path, bytes);
+  f.commit();
+}
+
 }  // namespace lockstep

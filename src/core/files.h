@@ -54,6 +54,10 @@ class OutputDir {
   bool kept_ = false;
 };
 
+// Writes to a temporary file in the same folder and renames it over `path`, so readers see
+// either the old file or the complete new one, never a part. Throws Error naming the file.
+void write_file_atomic(const std::string& path, std::string_view bytes);
+
 // For a folder written piecemeal over a process's life (--dump-ir): the first call for `dir`
 // makes it as OutputDir(dir, what, true) does and keeps it; later calls in the same process
 // accept it as it is, so a process may rewrite its own files there.

@@ -336,10 +336,4 @@ void write_npy(const std::string& path, const Tensor& t) {
   write_file_atomic(path, encode_npy(t));
 }
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-  StagedFiles f;
-  f.add(path, bytes);
-  f.commit();
-}
-
 }  // namespace lockstep

@@ -18,11 +18,7 @@ Tensor parse_npy(const std::string& bytes, const std::string& what);
 // bfloat16 has no NumPy dtype and is an Error.
 std::string encode_npy(const Tensor& t);
 
-// Writes encode_npy(t) to `path` atomically (see write_file_atomic).
+// Writes encode_npy(t) to `path` atomically (core/files.h's write_file_atomic).
 void write_npy(const std::string& path, const Tensor& t);
-
-// Writes to a temporary file in the same folder and renames it over `path`, so readers see
-// either the old file or the complete new one, never a part. Throws Error naming the file.
-void write_file_atomic(const std::string& path, const std::string& bytes);
 
 }  // namespace lockstep

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/files.h"
 #include "core/error.h"
 #include "frontend/npy.h"
 #include "ops/infer.h"

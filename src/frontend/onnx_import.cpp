@@ -92,7 +92,12 @@ static int default_opset(const onnx::ModelProto& m, const std::string& source) {
   int opset = -1;
   for (const auto& o : m.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
-  if (opset < 0) throw Error("model file '" + source + "' imports no opset of the default ONNX domain");
+  if (opset < 0) {  // valid ONNX of another domain (ai.onnx.ml, training): not lockstep's, not broken
+    std::string domains;
+    for (const auto& o : m.opset_import()) domains += (domains.empty() ? "" : ", ") + o.domain();
+    throw Unsupported("model file '" + source + "' imports no opset of the default ONNX domain (only " +
+                      (domains.empty() ? std::string("none") : domains) + "), which is all lockstep reads");
+  }
   if (opset < kMinOpset || opset > kMaxOpset)
     throw Unsupported("model file '" + source + "' uses opset " + std::to_string(opset) +
                 "; lockstep reads opsets " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));

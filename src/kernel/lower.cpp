@@ -47,16 +47,6 @@ int Lowering::emit_temp(int n, DType t, const Shape& s, ExprP body) {
   return b;
 }
 
-std::vector<int64_t> Lowering::const_ints(const OpCtx& c, size_t k) const {
-  int v = c.node.inputs[k];
-  const auto& val = types.value[v];
-  if (!val) c.fail("input " + std::to_string(k) + " ('" + g.values[v].name +
-                   "') must be known when compiling (its value decides a shape or index)");
-  std::vector<int64_t> out;
-  for (int64_t e = 0; e < val->numel(); ++e) out.push_back(val->get_int(e));
-  return out;
-}
-
 static bool all_outputs_known(const Lowering& L, const Node& node) {
   for (int v : node.outputs)
     if (v >= 0 && !L.types.value[v]) return false;

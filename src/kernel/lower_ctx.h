@@ -22,8 +22,6 @@ struct Lowering {
   void emit(int n, int v, ExprP body);
   // A kernel into a fresh temporary buffer (e.g. a padded copy); returns the buffer id.
   int emit_temp(int n, DType t, const Shape& s, ExprP body);
-  // The constant int64 value of input k of node n (shape parameters), or fail.
-  std::vector<int64_t> const_ints(const OpCtx& c, size_t k) const;
 };
 
 // Families: each returns false when the op is not theirs.

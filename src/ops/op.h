@@ -88,7 +88,6 @@ struct OpDef {
 
 // Ops of the default ONNX domain, or nullptr when lockstep does not support it.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
-std::vector<std::string> supported_op_names();
 
 // Each op family exports its table; registry.cpp joins them.
 std::span<const OpDef> elementwise_ops();

@@ -24,11 +24,5 @@ const OpDef* find_op(const std::string& domain, const std::string& op_type) {
   return it == by_name.end() ? nullptr : it->second;
 }
 
-std::vector<std::string> supported_op_names() {
-  std::vector<std::string> names;
-  for (const OpDef* d : all_ops()) names.push_back(d->name);
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 }  // namespace lockstep

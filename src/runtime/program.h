@@ -105,9 +105,4 @@ class Program {
 // Throws Error for options out of range (threads, pass limit).
 void validate_options(const CompileOptions& o);
 
-// Throws Error for a target that is not registered (runtime/target.h) or cannot compile here,
-// saying why.
-std::unique_ptr<Program> compile(const Graph& g, const std::string& target,
-                                 const CompileOptions& opts = {});
-
 }  // namespace lockstep

@@ -1,6 +1,5 @@
-// The target registry: every target lockstep can compile for registers a TargetInfo, and every
-// list of targets (the CLI's help, `info --targets`, check, bisect, bench, the tests'
-// per-target suites) reads it. A backend is one folder that fills in one of these.
+// What a target is: every target lockstep can compile for fills in a TargetInfo and registers
+// it (backend/registry.h). A backend is one folder that fills in one of these.
 #pragma once
 #include <functional>
 #include <memory>
@@ -42,20 +41,7 @@ struct TargetInfo {
   std::vector<std::pair<std::string, std::string>> skips;
 };
 
-// Adds a target (a test may add its own). Throws Error when the name is taken.
-void register_target(TargetInfo info);
-// Null when no target has this name.
-const TargetInfo* find_target(const std::string& name);
-// Every registered target, in registration order (built-in ones first).
-std::vector<const TargetInfo*> targets();
-// Every registered name, comma-separated: for messages.
-std::string target_names();
-// The first compiled target registered (the host's): the default of commands that compile.
-std::string default_target();
-// "" when `name` can compile and run here, else why not.
+// "" when `t` can compile and run here, else why not.
 std::string unavailable_reason(const TargetInfo& t);
-
-// Registers the targets this build has: the one list of built-in targets (backend/registry.cpp).
-void register_builtin_targets();
 
 }  // namespace lockstep

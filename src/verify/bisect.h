@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/registry.h"
 #include "verify/check.h"
 #include "runtime/target.h"
 

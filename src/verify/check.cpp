@@ -1,3 +1,4 @@
+#include "backend/registry.h"
 #include "verify/check.h"
 
 #include <unistd.h>

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/registry.h"
 #include "graph/bind.h"
 #include "runtime/program.h"
 #include "verify/compile_flags.h"

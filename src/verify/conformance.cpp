@@ -1,3 +1,4 @@
+#include "backend/registry.h"
 #include "verify/conformance.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+#include "backend/registry.h"
 #include "verify/math_ulp.h"
 
 #include <cmath>

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/files.h"
 #include "core/error.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/registry.h"
 #include "verify/bisect.h"
 #include "runtime/target.h"
 

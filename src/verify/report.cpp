@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/files.h"
 #include "frontend/npy.h"
 
 namespace lockstep {

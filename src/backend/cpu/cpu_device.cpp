@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
 #include "backend/cpu/thread_pool.h"
+#include "core/files.h"
 #include "core/dirs.h"
 #include "core/error.h"
 #include "runtime/device_toolkit.h"

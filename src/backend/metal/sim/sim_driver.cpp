@@ -13,6 +13,7 @@
 
 #include "backend/metal/sim/sim_compiler.h"
 #include "backend/metal/sim/sim_dispatch.h"
+#include "core/files.h"
 #include "core/dirs.h"
 #include "core/error.h"
 #include "core/sha256.h"

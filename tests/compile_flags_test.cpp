@@ -63,7 +63,8 @@ TEST(CompileFlags, EveryFieldAtOnceSurvivesTheTrip) {
     if (!f.not_passed_on) f.sample(o);
   std::vector<std::string> args = compile_args(o);
   EXPECT_TRUE(same_options(parse(args), o)) << joined(args);
-  EXPECT_TRUE(compile_args(CompileOptions{}).empty()) << "defaults are spelled:" << joined(compile_args(CompileOptions{}));
+  EXPECT_TRUE(compile_args(CompileOptions{}).empty())
+      << "defaults are spelled:" << joined(compile_args(CompileOptions{}));
 }
 
 TEST(CompileFlags, ValuesOutOfRangeNameTheFlag) {
@@ -96,9 +97,7 @@ std::string symbolic_model() {
   return p.string();
 }
 
-FreshProcess fresh(const std::string& model) {
-  return {testing::lockstep_binary(), {model, "--dim=T=24"}};
-}
+FreshProcess fresh(const std::string& model) { return {testing::lockstep_binary(), {model, "--dim=T=24"}}; }
 
 // Each option a fresh process used to lose (--specialise, --reserve, --verify-each) given to one:
 // it reports the options it parsed and the plan it compiled, and both are this process's.

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "test_util.h"
 #include "backend/registry.h"
+#include "test_util.h"
 #include "verify/parity.h"
 #include "vits.h"
 

@@ -10,12 +10,12 @@
 
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_device.h"
-#include "test_util.h"
 #include "backend/registry.h"
-#include "verify/planted_fault.h"
 #include "core/error.h"
 #include "graph/builder.h"
+#include "test_util.h"
 #include "verify/parity.h"
+#include "verify/planted_fault.h"
 #include "vits.h"
 
 namespace lockstep {

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <map>
 
-#include "test_util.h"
 #include "backend/registry.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"

@@ -58,8 +58,9 @@ TEST_P(GoldenKernels, PrintAsRecorded) {
   ASSERT_TRUE(in) << path << " is missing: run with LOCKSTEP_UPDATE_GOLDEN=1 to write it";
   std::stringstream want;
   want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << GetParam() << "'s printer changed: diff " << path
-                             << " against this output, and rewrite it with LOCKSTEP_UPDATE_GOLDEN=1 if the change is meant";
+  EXPECT_EQ(got, want.str())
+      << GetParam() << "'s printer changed: diff " << path
+      << " against this output, and rewrite it with LOCKSTEP_UPDATE_GOLDEN=1 if the change is meant";
 }
 
 INSTANTIATE_TEST_SUITE_P(Printers, GoldenKernels, ::testing::Values("cpu", "cuda", "opencl", "metal"),

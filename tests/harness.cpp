@@ -23,7 +23,10 @@ Graph build_case(const OpCase& c) {
   for (size_t k = 0; k < ins.size(); ++k) {
     bool is_const = false;
     for (const auto& [idx, t] : c.constants)
-      if (idx == k) { ins[k] = b.initializer("c" + std::to_string(k), t); is_const = true; }
+      if (idx == k) {
+        ins[k] = b.initializer("c" + std::to_string(k), t);
+        is_const = true;
+      }
     if (is_const) continue;
     const OpCase::Input& in = c.inputs.at(next++);
     std::vector<Dim> dims;
@@ -68,14 +71,18 @@ CaseOutcome run_case(const OpCase& c, const std::string& target) {
       RefTensor r = to_ref(got[k]);
       if (!r.is_float()) {
         std::string why = allclose_mismatch(r, want[k], 0, 0);
-        if (!why.empty()) { out.detail = "output " + std::to_string(k) + ": " + why; return out; }
+        if (!why.empty()) {
+          out.detail = "output " + std::to_string(k) + ": " + why;
+          return out;
+        }
         continue;
       }
       Agreement a = compare(r, want[k]);
       if (!agrees(a)) {
         out.detail = "output " + std::to_string(k) + ": cosine " + std::to_string(a.cosine) + ", rel L2 " +
                      std::to_string(a.rel_l2) + ", max |d| " + std::to_string(a.max_abs) + " at " +
-                     std::to_string(a.max_abs_index) + ", non-finite mismatches " + std::to_string(a.nonfinite_mismatches);
+                     std::to_string(a.max_abs_index) + ", non-finite mismatches " +
+                     std::to_string(a.nonfinite_mismatches);
         return out;
       }
     }

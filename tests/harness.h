@@ -12,14 +12,14 @@
 namespace lockstep {
 
 struct OpCase {
-  std::string name;                         // "Conv1d k5 d2 pad4"
+  std::string name;  // "Conv1d k5 d2 pad4"
   std::string op;
   struct Input {
     DType dtype;
     Shape shape;
     double lo = -1, hi = 1;  // generated values are uniform in [lo, hi) (ints: truncated)
   };
-  std::vector<Input> inputs;                 // graph inputs, generated from the case name
+  std::vector<Input> inputs;                         // graph inputs, generated from the case name
   std::vector<std::pair<size_t, Tensor>> constants;  // input index -> initializer (shape params)
   Attrs attrs;
   int opset = 17;

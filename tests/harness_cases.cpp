@@ -17,10 +17,15 @@ OpCase unary(const std::string& op, double lo = -3, double hi = 3, Attrs attrs =
 }
 
 OpCase binary(const std::string& op, Shape a, Shape b, DType t = F, double lo = -2, double hi = 2) {
-  return OpCase{op + " " + shape_str(a) + "x" + shape_str(b) + " " + dtype_name(t), op, {In{t, a, lo, hi}, In{t, b, lo, hi}}, {}, {}};
+  return OpCase{op + " " + shape_str(a) + "x" + shape_str(b) + " " + dtype_name(t),
+                op,
+                {In{t, a, lo, hi}, In{t, b, lo, hi}},
+                {},
+                {}};
 }
 
-OpCase conv1d(const std::string& name, int64_t cin, int64_t cout, int64_t k, int64_t t, Attrs attrs, int64_t group = 1) {
+OpCase conv1d(const std::string& name, int64_t cin, int64_t cout, int64_t k, int64_t t, Attrs attrs,
+              int64_t group = 1) {
   OpCase c{name, "Conv", {In{F, {1, cin, t}}, In{F, {cout, cin / group, k}}, In{F, {cout}}}, {}, std::move(attrs)};
   if (group > 1) c.attrs["group"] = attr_int(group);
   return c;
@@ -28,7 +33,11 @@ OpCase conv1d(const std::string& name, int64_t cin, int64_t cout, int64_t k, int
 
 OpCase slice(const std::string& name, Shape x, std::vector<int64_t> starts, std::vector<int64_t> ends,
              std::vector<int64_t> axes, std::vector<int64_t> steps) {
-  return OpCase{name, "Slice", {In{F, x}}, {{1, ints_tensor(starts)}, {2, ints_tensor(ends)}, {3, ints_tensor(axes)}, {4, ints_tensor(steps)}}, {}};
+  return OpCase{name,
+                "Slice",
+                {In{F, x}},
+                {{1, ints_tensor(starts)}, {2, ints_tensor(ends)}, {3, ints_tensor(axes)}, {4, ints_tensor(steps)}},
+                {}};
 }
 
 void add_elementwise(std::vector<OpCase>& cs) {
@@ -61,9 +70,17 @@ void add_movement(std::vector<OpCase>& cs) {
   cs.push_back(slice("Slice flip (torch.flip)", {1, 6, 9}, {-1}, {kMin}, {1}, {-1}));
   cs.push_back(slice("Slice gate half", {1, 8, 9}, {4}, {kMax}, {1}, {1}));
   cs.push_back(slice("Slice steps 2,-3", {5, 7, 9}, {1, -1}, {kMax, 0}, {0, 2}, {2, -3}));
-  cs.push_back(OpCase{"Split sizes input", "Split", {In{F, {1, 10, 6}}}, {{1, ints_tensor({4, 6})}}, {{"axis", attr_int(1)}}, 17, 2});
-  cs.push_back(OpCase{"Split num_outputs", "Split", {In{F, {1, 9, 4}}}, {}, {{"axis", attr_int(1)}, {"num_outputs", attr_int(3)}}, 18, 3});
-  cs.push_back(OpCase{"Concat axis 1", "Concat", {In{F, {1, 3, 5}}, In{F, {1, 4, 5}}, In{F, {1, 1, 5}}}, {}, {{"axis", attr_int(1)}}});
+  cs.push_back(OpCase{
+      "Split sizes input", "Split", {In{F, {1, 10, 6}}}, {{1, ints_tensor({4, 6})}}, {{"axis", attr_int(1)}}, 17, 2});
+  cs.push_back(OpCase{"Split num_outputs",
+                      "Split",
+                      {In{F, {1, 9, 4}}},
+                      {},
+                      {{"axis", attr_int(1)}, {"num_outputs", attr_int(3)}},
+                      18,
+                      3});
+  cs.push_back(OpCase{
+      "Concat axis 1", "Concat", {In{F, {1, 3, 5}}, In{F, {1, 4, 5}}, In{F, {1, 1, 5}}}, {}, {{"axis", attr_int(1)}}});
   cs.push_back(OpCase{"Reshape", "Reshape", {In{F, {2, 3, 4}}}, {{1, ints_tensor({4, -1})}}, {}});
   cs.push_back(OpCase{"Flatten", "Flatten", {In{F, {2, 3, 4}}}, {}, {{"axis", attr_int(2)}}});
   cs.push_back(OpCase{"Unsqueeze", "Unsqueeze", {In{F, {3, 4}}}, {{1, ints_tensor({0, -1})}}, {}});
@@ -71,11 +88,15 @@ void add_movement(std::vector<OpCase>& cs) {
   cs.push_back(OpCase{"Transpose", "Transpose", {In{F, {2, 3, 4}}}, {}, {{"perm", attr_ints({2, 0, 1})}}});
   cs.push_back(OpCase{"Tile", "Tile", {In{F, {2, 3}}}, {{1, ints_tensor({2, 3})}}, {}});
   cs.push_back(OpCase{"Expand", "Expand", {In{F, {3, 1}}}, {{1, ints_tensor({2, 3, 4})}}, {}});
-  cs.push_back(OpCase{"Gather const", "Gather", {In{F, {5, 4}}}, {{1, ints_tensor({4, 0, -1})}}, {{"axis", attr_int(0)}}});
-  cs.push_back(OpCase{"Gather runtime", "Gather", {In{F, {3, 6}}, In{DType::i64, {2, 2}, -6, 6}}, {}, {{"axis", attr_int(1)}}});
+  cs.push_back(
+      OpCase{"Gather const", "Gather", {In{F, {5, 4}}}, {{1, ints_tensor({4, 0, -1})}}, {{"axis", attr_int(0)}}});
+  cs.push_back(
+      OpCase{"Gather runtime", "Gather", {In{F, {3, 6}}, In{DType::i64, {2, 2}, -6, 6}}, {}, {{"axis", attr_int(1)}}});
   cs.push_back(OpCase{"Pad constant", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({1, 2, 0, 3})}}, {}});
-  cs.push_back(OpCase{"Pad reflect", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({0, 2, 0, 3})}}, {{"mode", attr_string("reflect")}}});
-  cs.push_back(OpCase{"Pad edge", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({1, 2, 1, 3})}}, {{"mode", attr_string("edge")}}});
+  cs.push_back(OpCase{
+      "Pad reflect", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({0, 2, 0, 3})}}, {{"mode", attr_string("reflect")}}});
+  cs.push_back(
+      OpCase{"Pad edge", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({1, 2, 1, 3})}}, {{"mode", attr_string("edge")}}});
   cs.push_back(OpCase{"Identity", "Identity", {In{F, {3, 4}}}, {}, {}});
 }
 
@@ -84,27 +105,53 @@ void add_anchors(std::vector<OpCase>& cs) {
   cs.push_back(conv1d("Conv1d k5 same", 8, 16, 5, 40, {{"pads", attr_ints({2, 2})}}));
   cs.push_back(conv1d("Conv1d k3 d5 same", 8, 8, 3, 37, {{"pads", attr_ints({5, 5})}, {"dilations", attr_ints({5})}}));
   // Wide enough that a GPU group's work items share a row block: they stage the weights.
-  cs.push_back(conv1d("Conv1d k3 d3 wide", 8, 8, 3, 1024, {{"pads", attr_ints({3, 3})}, {"dilations", attr_ints({3})}}));
-  cs.push_back(conv1d("Conv1d k7 stride 2 group 2", 8, 6, 7, 41, {{"pads", attr_ints({3, 3})}, {"strides", attr_ints({2})}}, 2));
-  cs.push_back(OpCase{"Conv2d k3 pad1", "Conv", {In{F, {1, 3, 9, 8}}, In{F, {4, 3, 3, 3}}}, {}, {{"pads", attr_ints({1, 1, 1, 1})}}});
-  cs.push_back(OpCase{"ConvTranspose1d s8 k16 p4", "ConvTranspose", {In{F, {1, 8, 13}}, In{F, {8, 4, 16}}, In{F, {4}}}, {},
+  cs.push_back(
+      conv1d("Conv1d k3 d3 wide", 8, 8, 3, 1024, {{"pads", attr_ints({3, 3})}, {"dilations", attr_ints({3})}}));
+  cs.push_back(
+      conv1d("Conv1d k7 stride 2 group 2", 8, 6, 7, 41, {{"pads", attr_ints({3, 3})}, {"strides", attr_ints({2})}}, 2));
+  cs.push_back(OpCase{
+      "Conv2d k3 pad1", "Conv", {In{F, {1, 3, 9, 8}}, In{F, {4, 3, 3, 3}}}, {}, {{"pads", attr_ints({1, 1, 1, 1})}}});
+  cs.push_back(OpCase{"ConvTranspose1d s8 k16 p4",
+                      "ConvTranspose",
+                      {In{F, {1, 8, 13}}, In{F, {8, 4, 16}}, In{F, {4}}},
+                      {},
                       {{"strides", attr_ints({8})}, {"pads", attr_ints({4, 4})}}});
-  cs.push_back(OpCase{"ConvTranspose1d s2 k4 p1 op1", "ConvTranspose", {In{F, {1, 4, 9}}, In{F, {4, 3, 4}}}, {},
+  cs.push_back(OpCase{"ConvTranspose1d s2 k4 p1 op1",
+                      "ConvTranspose",
+                      {In{F, {1, 4, 9}}, In{F, {4, 3, 4}}},
+                      {},
                       {{"strides", attr_ints({2})}, {"pads", attr_ints({1, 1})}, {"output_padding", attr_ints({1})}}});
-  cs.push_back(OpCase{"ConvTranspose1d s3 k5 p2,0", "ConvTranspose", {In{F, {1, 3, 7}}, In{F, {3, 2, 5}}, In{F, {2}}}, {},
+  cs.push_back(OpCase{"ConvTranspose1d s3 k5 p2,0",
+                      "ConvTranspose",
+                      {In{F, {1, 3, 7}}, In{F, {3, 2, 5}}, In{F, {2}}},
+                      {},
                       {{"strides", attr_ints({3})}, {"pads", attr_ints({2, 0})}}});
-  cs.push_back(OpCase{"ConvTranspose1d s3 k6 p1,2 group 2", "ConvTranspose", {In{F, {1, 4, 6}}, In{F, {4, 2, 6}}, In{F, {4}}}, {},
+  cs.push_back(OpCase{"ConvTranspose1d s3 k6 p1,2 group 2",
+                      "ConvTranspose",
+                      {In{F, {1, 4, 6}}, In{F, {4, 2, 6}}, In{F, {4}}},
+                      {},
                       {{"strides", attr_ints({3})}, {"pads", attr_ints({1, 2})}, {"group", attr_int(2)}}});
-  cs.push_back(OpCase{"ConvTranspose2d group 2", "ConvTranspose", {In{F, {1, 4, 5, 4}}, In{F, {4, 3, 3, 2}}}, {},
+  cs.push_back(OpCase{"ConvTranspose2d group 2",
+                      "ConvTranspose",
+                      {In{F, {1, 4, 5, 4}}, In{F, {4, 3, 3, 2}}},
+                      {},
                       {{"strides", attr_ints({2, 1})}, {"group", attr_int(2)}}});
   cs.push_back(OpCase{"MatMul batched", "MatMul", {In{F, {2, 1, 5, 7}}, In{F, {3, 7, 4}}}, {}, {}});
   cs.push_back(OpCase{"MatMul 1-D", "MatMul", {In{F, {7}}, In{F, {2, 7, 3}}}, {}, {}});
-  cs.push_back(OpCase{"Gemm transB alpha beta", "Gemm", {In{F, {4, 6}}, In{F, {5, 6}}, In{F, {5}}}, {},
+  cs.push_back(OpCase{"Gemm transB alpha beta",
+                      "Gemm",
+                      {In{F, {4, 6}}, In{F, {5, 6}}, In{F, {5}}},
+                      {},
                       {{"transB", attr_int(1)}, {"alpha", attr_float(0.5)}, {"beta", attr_float(2.0)}}});
-  cs.push_back(OpCase{"ReduceSum axes input", "ReduceSum", {In{F, {3, 4, 5}}}, {{1, ints_tensor({0, 2})}}, {{"keepdims", attr_int(0)}}});
+  cs.push_back(OpCase{"ReduceSum axes input",
+                      "ReduceSum",
+                      {In{F, {3, 4, 5}}},
+                      {{1, ints_tensor({0, 2})}},
+                      {{"keepdims", attr_int(0)}}});
   cs.push_back(OpCase{"ReduceMean", "ReduceMean", {In{F, {3, 4, 5}}}, {}, {{"axes", attr_ints({1})}}});
   cs.push_back(OpCase{"Softmax last axis", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {}, 13});
-  cs.push_back(OpCase{"Softmax opset 11 coerced", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {{"axis", attr_int(1)}}, 11});
+  cs.push_back(
+      OpCase{"Softmax opset 11 coerced", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {{"axis", attr_int(1)}}, 11});
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 
 #include <iostream>
 
-#include "test_util.h"
 #include "harness.h"
+#include "test_util.h"
 
 namespace lockstep {
 namespace {

@@ -10,13 +10,13 @@
 #include <fstream>
 #include <limits>
 
-#include "test_util.h"
-#include "verify_cli.h"
 #include "backend/registry.h"
 #include "codegen/prelude.h"
 #include "core/dirs.h"
 #include "core/sha256.h"
+#include "test_util.h"
 #include "verify/math_ulp.h"
+#include "verify_cli.h"
 
 namespace lockstep {
 namespace {

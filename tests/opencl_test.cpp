@@ -13,10 +13,10 @@
 #include "backend/registry.h"
 #include "core/error.h"
 #include "graph/builder.h"
+#include "harness.h"
 #include "passes/schedule.h"
 #include "runtime/target.h"
 #include "test_util.h"
-#include "harness.h"
 #include "verify_cli.h"
 
 namespace lockstep {

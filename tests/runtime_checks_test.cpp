@@ -199,7 +199,8 @@ TEST(RuntimeChecksCuda, IntegerDivChecksCompileWithNvrtc) {
     kir::Plan plan = testing::plan_for(g, in);
     EXPECT_EQ(plan.checks.size(), 1u);
     choose_schedules(plan, cuda::target_desc());
-    EXPECT_FALSE(cuda::nvrtc_compile(cuda::program_source(plan).text, cuda::default_compute_capability()).image.empty());
+    EXPECT_FALSE(
+        cuda::nvrtc_compile(cuda::program_source(plan).text, cuda::default_compute_capability()).image.empty());
   }
 }
 

@@ -10,8 +10,8 @@
 #include "passes/generalise.h"
 #include "runtime/program.h"
 #include "test_util.h"
-#include "vits.h"
 #include "verify/parity.h"
+#include "vits.h"
 
 namespace lockstep {
 namespace {

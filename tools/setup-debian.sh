@@ -10,5 +10,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libonnx-dev libprotobuf-dev protobuf-compiler \
   libcli11-dev nlohmann-json3-dev libssl-dev \
   libgtest-dev libgmock-dev \
-  clang libclang-rt-14-dev \
+  clang clang-format libclang-rt-14-dev \
   ocl-icd-libopencl1 pocl-opencl-icd

@@ -70,8 +70,11 @@ void check_target(const TargetInfo& t) {
   for (char c : t.name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
   if (!ok) throw Error("target name '" + t.name + "' must be 1 to 32 of a-z, 0-9, '-' and '_'");
   if (t.make_program) return;
-  const char* missing = !t.program_source ? "program_source" : !t.source_files ? "source_files"
-                        : !t.make_compiler ? "make_compiler" : !t.make_device ? "make_device" : nullptr;
+  const char* missing = !t.program_source  ? "program_source"
+                        : !t.source_files  ? "source_files"
+                        : !t.make_compiler ? "make_compiler"
+                        : !t.make_device   ? "make_device"
+                                           : nullptr;
   if (missing) throw Error("target '" + t.name + "' is compiled but has no " + missing);
 }
 

@@ -10,11 +10,11 @@
 #include "backend/registry.h"
 #include "cli/cli.h"
 #include "cli/report.h"
-#include "core/files.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "frontend/npy.h"
-#include "verify/parity.h"
 #include "runtime/target.h"
+#include "verify/parity.h"
 
 namespace lockstep::cli {
 

@@ -7,9 +7,9 @@
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"
+#include "runtime/target.h"
 #include "verify/bisect.h"
 #include "verify/faults.h"
-#include "runtime/target.h"
 
 namespace lockstep::cli {
 

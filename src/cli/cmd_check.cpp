@@ -13,11 +13,11 @@
 #include "cli/compile_options.h"
 #include "core/error.h"
 #include "frontend/onnx_import.h"
+#include "runtime/target.h"
 #include "verify/check.h"
 #include "verify/faults.h"
-#include "verify/planted_fault.h"
-#include "runtime/target.h"
 #include "verify/parity.h"
+#include "verify/planted_fault.h"
 
 namespace lockstep::cli {
 

@@ -6,9 +6,9 @@
 
 #include "backend/registry.h"
 #include "cli/cli.h"
-#include "cli/report.h"
 #include "cli/compile_options.h"
 #include "cli/inputs.h"
+#include "cli/report.h"
 #include "core/error.h"
 #include "core/files.h"
 #include "frontend/npy.h"

@@ -9,9 +9,9 @@
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"
+#include "runtime/target.h"
 #include "verify/faults.h"
 #include "verify/reduce.h"
-#include "runtime/target.h"
 
 namespace lockstep::cli {
 

@@ -1,5 +1,5 @@
-#include "backend/registry.h"
 #include "cli/compile_options.h"
+#include "backend/registry.h"
 
 #include <iostream>
 
@@ -18,10 +18,15 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
     auto parse = [&o, &c](const std::string& v) { c.parse(o, v); };
     if (c.kind == CompileFlag::Switch) {
       std::string names = std::string(c.name) + (c.off ? std::string(",!") + c.off : "");
-      app.add_flag_function(names, [parse](int64_t n) { parse(n > 0 ? "1" : "0"); }, help);
+      app.add_flag_function(
+          names, [parse](int64_t n) { parse(n > 0 ? "1" : "0"); }, help);
     } else if (c.kind == CompileFlag::List) {
       app.add_option_function<std::vector<std::string>>(
-          c.name, [parse](const std::vector<std::string>& all) { for (const std::string& v : all) parse(v); }, help)
+             c.name,
+             [parse](const std::vector<std::string>& all) {
+               for (const std::string& v : all) parse(v);
+             },
+             help)
           ->type_name(c.arg);
     } else {
       CLI::Option* opt = app.add_option_function<std::string>(c.name, parse, help)->type_name(c.arg);

@@ -99,7 +99,9 @@ std::string GpuPrinter::signature(const Plan& p, const Kernel& k, const std::str
   return src + (g_.extra_params.empty() ? "" : ", " + g_.extra_params) + ") {\n" + based;
 }
 
-std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const { return comment(k) + indented(code(p, k, k.name)); }
+std::string GpuPrinter::kernel(const Plan& p, const Kernel& k) const {
+  return comment(k) + indented(code(p, k, k.name));
+}
 
 std::string GpuPrinter::code(const Plan& p, const Kernel& k, const std::string& entry) const {
   if (k.schedule.loops != Schedule::Loops::Gpu) throw InternalError("internal: " + k.name + " has no GPU schedule");
@@ -167,10 +169,10 @@ std::string GpuPrinter::elements(const Plan& p, const Kernel& k, Narrow narrow) 
   std::string wide = "  for (int64_t i0 = " + first + "; i0 < n; i0 += " + (one ? "step" : per + " * step") + ") {\n";
   std::string wide_at = one ? "i0" : "i0 + {u} * step";
   if (narrow != Narrow::AtRunTime) return src + element_rounds(p, k, narrow, wide, wide_at);
-  std::string thin = "  for (" + u32 + " i32 = (" + u32 + ")(" + first + "); i32 < (" + u32 + ")n; i32 += " +
-                     (one ? "s32" : per + "u * s32") + ") {\n";
-  return src + "  if (n32 && n + " + (one ? "step" : per + " * step") + " <= " + std::to_string(kMax32 + 1) + g_.int_suffix +
-         ") {\n  const " + u32 + " s32 = (" + u32 + ")step;\n" +
+  std::string thin = "  for (" + u32 + " i32 = (" + u32 + ")(" + first + "); i32 < (" + u32 +
+                     ")n; i32 += " + (one ? "s32" : per + "u * s32") + ") {\n";
+  return src + "  if (n32 && n + " + (one ? "step" : per + " * step") + " <= " + std::to_string(kMax32 + 1) +
+         g_.int_suffix + ") {\n  const " + u32 + " s32 = (" + u32 + ")step;\n" +
          element_rounds(p, k, Narrow::Yes, thin, one ? "(int64_t)i32" : "(int64_t)(i32 + (" + u32 + "){u} * s32)") +
          "  } else {\n" + element_rounds(p, k, Narrow::No, wide, wide_at) + "  }\n";
 }
@@ -234,7 +236,7 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
                         std::to_string(sc.cols) + " outputs per work item does not tile " + shape_str(s));
   std::string at = compute_type(red.type), src;
   std::string acc = sc.rows == 1 ? (sc.cols == 1 ? "acc[0]" : "acc[l]")
-                    : "acc[" + times("c", sc.cols) + (sc.cols == 1 ? "" : " + l") + "]";
+                                 : "acc[" + times("c", sc.cols) + (sc.cols == 1 ? "" : " + l") + "]";
   std::string each = "{ ";
   if (block) {
     // Rows block a dim that is the same at every length; columns may block one that is a
@@ -245,9 +247,11 @@ std::string GpuPrinter::reduction(const Plan& p, const Kernel& k, const Schedule
     if (sc.rows > 1) set_tile_row({static_cast<int>(r) - 2, sc.rows, "vb", "c"});
     // A row or column loop of one iteration is a block of its own.
     each = (sc.rows == 1 ? "{ const int64_t " + rv + " = vb; (void)" + rv + ";\n    "
-                         : g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) + "; ++c) { const int64_t " +
-                               rv + " = vb * " + std::to_string(sc.rows) + " + c; (void)" + rv + ";\n    ") +
-           (sc.cols == 1 ? "{ " : g_.unroll_pragma + "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { ") +
+                         : g_.unroll_pragma + "\n    for (int c = 0; c < " + std::to_string(sc.rows) +
+                               "; ++c) { const int64_t " + rv + " = vb * " + std::to_string(sc.rows) + " + c; (void)" +
+                               rv + ";\n    ") +
+           (sc.cols == 1 ? "{ "
+                         : g_.unroll_pragma + "\n    for (int l = 0; l < " + std::to_string(sc.cols) + "; ++l) { ") +
            "const int64_t " + cv + " = " + column(sc, size(items[r - 1])) + "; (void)" + cv + "; ";
   } else {
     src += unflatten(p, k, dims(p, k.out), narrow);
@@ -301,13 +305,14 @@ std::string GpuPrinter::stage_operand(const Plan& p, const Kernel& k, const Sche
     copy = "t";
   }
   src += sc.rows == 1 ? "      const int64_t " + rv + " = vb; (void)" + rv + ";\n"
-                      : "      const int c = " + copy + " % " + rows + "; const int64_t " + rv + " = vb * " + rows + " + c; (void)" + rv + ";\n";
+                      : "      const int c = " + copy + " % " + rows + "; const int64_t " + rv + " = vb * " + rows +
+                            " + c; (void)" + rv + ";\n";
   int64_t stride = 1;
   for (size_t d = red.shape.size(); d-- > 0;) {
     std::string v = "v" + std::to_string(red.i + static_cast<int64_t>(d));
     std::string at = sc.rows == 1 ? copy : copy + " / " + rows;
-    src += "      const int64_t " + v + " = (int64_t)(" + mod(stride > 1 ? at + " / " + std::to_string(stride) : at, red.shape[d]) +
-           "); (void)" + v + ";\n";
+    src += "      const int64_t " + v + " = (int64_t)(" +
+           mod(stride > 1 ? at + " / " + std::to_string(stride) : at, red.shape[d]) + "); (void)" + v + ";\n";
     stride *= red.shape[d];
   }
   return src + "      ls_stage[e] = " + load_value(**it) + ";\n" + (sc.stage_slots > 1 ? "    }\n" : "") + "    }\n    " +

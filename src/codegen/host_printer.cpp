@@ -152,8 +152,9 @@ HostPrinter::Window HostPrinter::window_copy(const Plan& p, const Kernel& k, con
   Window out;
   out.declare = "  alignas(64) " + type + " ls_win[" + std::to_string(w->rows() * w->width(k.schedule.lanes)) +
                 "];  // a tile's window of b" + std::to_string(k.window.buf) + ", computed here\n  int64_t ls_win_at = -1;\n";
-  out.copy = "    if (" + over("ls_i", row_blocks) + " != ls_win_at) {  // another tile: copy its window\n      ls_win_at = " +
-             over("ls_i", row_blocks) + ";\n";
+  out.copy = "    if (" + over("ls_i", row_blocks) +
+             " != ls_win_at) {  // another tile: copy its window\n      ls_win_at = " + over("ls_i", row_blocks) +
+             ";\n";
   std::string close;
   for (size_t i = 0; i < w->row_vars.size(); ++i) {
     out.copy += "      " + loop("v" + std::to_string(w->row_vars[i]), w->row_extents[i]) + "      {\n";

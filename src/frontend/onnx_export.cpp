@@ -8,8 +8,8 @@
 #include <fstream>
 #include <set>
 
-#include "core/files.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "frontend/npy.h"
 #include "ops/infer.h"
 

@@ -24,5 +24,4 @@ const OpDef* find_op(const std::string& domain, const std::string& op_type) {
   return it == by_name.end() ? nullptr : it->second;
 }
 
-
 }  // namespace lockstep

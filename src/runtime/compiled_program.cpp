@@ -323,7 +323,8 @@ std::vector<Program::KernelTime> CompiledProgram::profile(const TensorMap& input
 
 std::vector<Program::ConstantCheck> CompiledProgram::check_constants() {
   need_device();
-  if (!exec_ || !exec_->placed()) throw Error(target_.name + ": nothing compiled yet: run or prepare the program first");
+  if (!exec_ || !exec_->placed())
+    throw Error(target_.name + ": nothing compiled yet: run or prepare the program first");
   return exec_->check_constants();
 }
 

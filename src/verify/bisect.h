@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "backend/registry.h"
-#include "verify/check.h"
 #include "runtime/target.h"
+#include "verify/check.h"
 
 namespace lockstep {
 

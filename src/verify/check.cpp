@@ -1,5 +1,5 @@
-#include "backend/registry.h"
 #include "verify/check.h"
+#include "backend/registry.h"
 
 #include <unistd.h>
 
@@ -376,8 +376,8 @@ StageRow stage_fresh(Session& s, const FreshProcess& p, int processes, const std
     else if (why.empty() && r.plan != plan)
       why = "compiled another program (plan " + r.plan.substr(0, 12) + ", this process: " + plan.substr(0, 12) + ")";
     if (!why.empty() || r.sha256 != sha)
-      return row(s.target(), "fresh processes", false, process + " " + (why.empty() ? "gives " + short_sha(r.sha256) : why),
-                 r.sha256);
+      return row(s.target(), "fresh processes", false,
+                 process + " " + (why.empty() ? "gives " + short_sha(r.sha256) : why), r.sha256);
   }
   return row(s.target(), "fresh processes", true,
              std::to_string(processes) + " processes, one result, the same plan" +

@@ -12,10 +12,10 @@
 #include "backend/registry.h"
 #include "graph/bind.h"
 #include "runtime/program.h"
+#include "runtime/target.h"
 #include "verify/compile_flags.h"
 #include "verify/progress.h"
 #include "verify/report.h"
-#include "runtime/target.h"
 
 namespace lockstep {
 

@@ -44,8 +44,8 @@ const std::vector<CompileFlag> kFlags = {
        o.pass_limit = int(parse_int_arg(v, "--pass-limit", 0, std::numeric_limits<int>::max()));
      },
      [](CompileOptions& o) { o.pass_limit = 7; }, nullptr},
-    {"verify_each", "--verify-each", nullptr, CompileFlag::Switch, nullptr, "Run the IR verifiers after every pass application",
-     [](const CompileOptions& o) { return flag(o.verify_each); },
+    {"verify_each", "--verify-each", nullptr, CompileFlag::Switch, nullptr,
+     "Run the IR verifiers after every pass application", [](const CompileOptions& o) { return flag(o.verify_each); },
      [](CompileOptions& o, const std::string& v) { o.verify_each = v == "1"; },
      [](CompileOptions& o) { o.verify_each = true; }, nullptr},
     {"dump_ir_dir", "--dump-ir", nullptr, CompileFlag::Value, "DIR",
@@ -54,20 +54,20 @@ const std::vector<CompileFlag> kFlags = {
      [](CompileOptions& o, const std::string& v) { o.dump_ir_dir = v; },
      [](CompileOptions& o) { o.dump_ir_dir = "ir"; },
      "the first compile fills the folder; another process would find it taken"},
-    {"use_cache", "--no-cache", nullptr, CompileFlag::Switch, nullptr, "Neither read nor write the on-disk kernel cache",
-     [](const CompileOptions& o) { return flag(!o.use_cache); },
+    {"use_cache", "--no-cache", nullptr, CompileFlag::Switch, nullptr,
+     "Neither read nor write the on-disk kernel cache", [](const CompileOptions& o) { return flag(!o.use_cache); },
      [](CompileOptions& o, const std::string& v) { o.use_cache = v != "1"; },
      [](CompileOptions& o) { o.use_cache = false; }, nullptr},
     {"checked", "--checked", nullptr, CompileFlag::Switch, nullptr,
      "Sentinels around buffers, NaN-poisoned dead memory and a proof that live buffers never overlap",
      [](const CompileOptions& o) { return flag(o.checked); },
-     [](CompileOptions& o, const std::string& v) { o.checked = v == "1"; },
-     [](CompileOptions& o) { o.checked = true; }, nullptr},
+     [](CompileOptions& o, const std::string& v) { o.checked = v == "1"; }, [](CompileOptions& o) { o.checked = true; },
+     nullptr},
     {"replay", "--replay", "--no-replay", CompileFlag::Switch, nullptr,
      "Capture the plan once and replay it where the device can (CUDA graphs; default on)",
      [](const CompileOptions& o) { return flag(o.replay); },
-     [](CompileOptions& o, const std::string& v) { o.replay = v == "1"; },
-     [](CompileOptions& o) { o.replay = false; }, nullptr},
+     [](CompileOptions& o, const std::string& v) { o.replay = v == "1"; }, [](CompileOptions& o) { o.replay = false; },
+     nullptr},
     {"symbolic", "--symbolic", "--specialise", CompileFlag::Switch, nullptr,
      "One compile for every value of the model's named symbolic dims (T) where the plan allows, "
      "or --specialise: one compile per input shape (default: symbolic)",
@@ -93,11 +93,16 @@ const std::vector<CompileFlag> kFlags = {
        std::string sym = v.substr(0, eq);
        o.reserve[sym] = parse_int_arg(v.substr(eq + 1), "--reserve " + sym, 0, int64_t{1} << 40);
      },
-     [](CompileOptions& o) { o.reserve = {{"T", 1000}, {"U", 5}}; }, nullptr},
+     [](CompileOptions& o) {
+       o.reserve = {{"T", 1000}, {"U", 5}};
+     },
+     nullptr},
     {"staging_slots", "--staging-slots", nullptr, CompileFlag::Value, "N",
      "Host staging buffers uploads go through (pinned on GPUs)",
      [](const CompileOptions& o) { return one(o.staging_slots); },
-     [](CompileOptions& o, const std::string& v) { o.staging_slots = int(parse_int_arg(v, "--staging-slots", 1, kMaxSlots)); },
+     [](CompileOptions& o, const std::string& v) {
+       o.staging_slots = int(parse_int_arg(v, "--staging-slots", 1, kMaxSlots));
+     },
      [](CompileOptions& o) { o.staging_slots = 5; }, nullptr},
     {"staging_slot_bytes", "--staging-slot-bytes", nullptr, CompileFlag::Value, "BYTES", "Bytes per staging buffer",
      [](const CompileOptions& o) { return one(static_cast<int64_t>(o.staging_slot_bytes)); },
@@ -105,7 +110,8 @@ const std::vector<CompileFlag> kFlags = {
        o.staging_slot_bytes = static_cast<size_t>(parse_int_arg(v, "--staging-slot-bytes", 1, kMaxSlotBytes));
      },
      [](CompileOptions& o) { o.staging_slot_bytes = 12345; }, nullptr},
-    {"fault", "--inject-fault", nullptr, CompileFlag::Value, "KIND[:WHERE]", nullptr,  // help: the fault catalogue's (cli)
+    {"fault", "--inject-fault", nullptr, CompileFlag::Value, "KIND[:WHERE]",
+     nullptr,  // help: the fault catalogue's (cli)
      [](const CompileOptions& o) { return std::vector<std::string>{fault_spec(o.fault)}; },
      [](CompileOptions& o, const std::string& v) { o.fault = plant_fault(v); },
      [](CompileOptions& o) { o.fault = plant_fault("kernel:Relu#1"); }, nullptr},
@@ -116,8 +122,8 @@ const std::vector<CompileFlag> kFlags = {
 const std::vector<CompileFlag>& compile_flags() { return kFlags; }
 
 std::vector<std::string> compile_option_fields() {
-  return {"threads",  "device",   "pass_limit",       "verify_each", "dump_ir_dir",   "use_cache",          "checked",
-          "replay",   "symbolic", "verify_constants", "reserve",     "staging_slots", "staging_slot_bytes", "fault"};
+  return {"threads", "device",   "pass_limit",       "verify_each", "dump_ir_dir",   "use_cache",          "checked",
+          "replay",  "symbolic", "verify_constants", "reserve",     "staging_slots", "staging_slot_bytes", "fault"};
 }
 
 std::vector<std::string> compile_args(const CompileOptions& o) {

@@ -16,7 +16,7 @@ struct CompileFlag {
   const char* name;   // "--device"; a Switch's flag that parse() takes as "1"
   const char* off;    // a Switch's opposite flag (parse() takes "0"), or nullptr
   Kind kind;
-  const char* arg;    // what a Value or List takes, for the help ("N", "DIR"); nullptr for a Switch
+  const char* arg;  // what a Value or List takes, for the help ("N", "DIR"); nullptr for a Switch
   const char* help;
   // The field as the flag's arguments: one for a Value, "1"/"0" for a Switch, one per
   // repetition for a List.

@@ -1,5 +1,5 @@
-#include "backend/registry.h"
 #include "verify/conformance.h"
+#include "backend/registry.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
-#include "backend/registry.h"
 #include "verify/math_ulp.h"
+#include "backend/registry.h"
 
 #include <cmath>
 #include <cstdio>

@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "core/files.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"
 

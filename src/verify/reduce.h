@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "backend/registry.h"
-#include "verify/bisect.h"
 #include "runtime/target.h"
+#include "verify/bisect.h"
 
 namespace lockstep {
 

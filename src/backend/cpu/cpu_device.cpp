@@ -12,12 +12,12 @@
 #include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
 #include "backend/cpu/thread_pool.h"
-#include "core/files.h"
 #include "core/dirs.h"
 #include "core/error.h"
-#include "runtime/device_toolkit.h"
+#include "core/files.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
+#include "runtime/device_toolkit.h"
 
 namespace lockstep::cpu {
 
@@ -169,7 +169,9 @@ TargetInfo target_info() {
   t.desc = target_desc();
   t.program_source = program_source;
   t.source_files = source_files;
-  t.make_compiler = [](const CompileOptions&, const Device*) -> std::unique_ptr<CodeCompiler> { return std::make_unique<SystemCompiler>(); };
+  t.make_compiler = [](const CompileOptions&, const Device*) -> std::unique_ptr<CodeCompiler> {
+    return std::make_unique<SystemCompiler>();
+  };
   t.make_device = [](const CompileOptions& o, std::string*) -> std::unique_ptr<Device> {
     return std::make_unique<CpuDevice>(o.threads);
   };

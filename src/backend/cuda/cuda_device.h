@@ -43,7 +43,7 @@ struct LoadedModule {
   std::vector<CUmodule> modules;  // one an image (a translation unit)
   std::map<std::string, CUmodule> holder;  // each kernel's module
   std::vector<CUfunction> functions;  // in the order of the names asked for
-  std::vector<int64_t> plan_words;  // the module's own buffer count and bytes: the plan it was built for
+  std::vector<int64_t> plan_words;    // the module's own buffer count and bytes: the plan it was built for
   ~LoadedModule();
 };
 

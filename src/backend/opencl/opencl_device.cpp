@@ -244,5 +244,4 @@ class ClDevice : public Device {
 
 std::unique_ptr<Device> make_device(Context& c, int index) { return std::make_unique<ClDevice>(c, index); }
 
-
 }  // namespace lockstep::opencl

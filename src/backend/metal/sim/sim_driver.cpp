@@ -13,9 +13,9 @@
 
 #include "backend/metal/sim/sim_compiler.h"
 #include "backend/metal/sim/sim_dispatch.h"
-#include "core/files.h"
 #include "core/dirs.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
 

@@ -141,6 +141,29 @@ TEST(OpenclTarget, WithoutALoaderItSaysWhyAndRunsNothing) {
   EXPECT_EQ(run.out.find("sha256="), std::string::npos) << run.out;
 }
 
+// Two OpenCL devices (PoCL's basic and pthread drivers side by side, POCL_DEVICES): check
+// --device 1 gives its fresh processes --device=1, and their plan identity (which holds the
+// device) must equal this process's, so a fresh process on device 0 would differ.
+TEST(OpenclTarget, CheckOnDeviceOneRunsEveryFreshProcessThere) {
+  NEED_OPENCL();
+  if (opencl::context(0).device.platform_name.find("Portable Computing Language") == std::string::npos)
+    GTEST_SKIP() << "needs PoCL for two devices on one machine";
+  std::string env = "POCL_DEVICES='basic pthread' " + shell_quote(testing::lockstep_binary());
+  std::string model = shell_quote(model_file("g15"));
+  CliResult d0 = shell(env + " check " + model + " --targets opencl --seed-inputs vits --sha-only");
+  CliResult d1 = shell(env + " check " + model + " --targets opencl --seed-inputs vits --sha-only --device 1");
+  ASSERT_EQ(d0.status, 0) << d0.err;
+  ASSERT_EQ(d1.status, 0) << d1.err;
+  EXPECT_NE(d0.line("plan="), d1.line("plan=")) << "the identity names the device";
+  EXPECT_EQ(d1.line("options="), "--device=1");
+  CliResult c = shell(env + " check " + model + " --targets opencl --seed-inputs vits --device 1 --fresh 2 --repeat 1");
+  EXPECT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(
+      c.out.find("2 processes, one result, the same plan (" + d1.line("plan=").substr(0, 12) + ") with --device=1"),
+      std::string::npos)
+      << c.out;
+}
+
 TEST(OpenclTarget, AMissingDeviceIsExit2) {
   NEED_OPENCL();
   CliResult r = lockstep({"run", model_file("g15"), "--target", "opencl", "--device", "99", "--seed-inputs", "vits"});

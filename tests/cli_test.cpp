@@ -971,3 +971,37 @@ TEST_F(Cli, ALengthAShapeRuleRejectsIsExit2NamingTheInputAndTheRule) {
     expect_user_error(r, {"at T=1 (input 'x' axis 2)", "node 'conv' (Conv)"});
   }
 }
+
+// ---- nothing the user owns is overwritten ----
+
+TEST_F(Cli, ReportsRefuseToReplaceTheModelOrAnInput) {
+  std::string m = add_one_model();
+  std::string before = slurp(m);
+  expect_user_error(lockstep({"check", m, "--json", m}), {"--json", m, "an input of this command"});
+  expect_user_error(lockstep({"check", m, "--html", (dir / "." / "add_one.onnx").string()}), {"--html", "an input"});
+  std::string x = npy("x.npy", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+  expect_user_error(lockstep({"check", m, "--input", "x=" + x, "--json", x}), {"--json", x});
+  expect_user_error(lockstep({"bench", m, "--json", m}), {"--json", m});
+  EXPECT_EQ(slurp(m), before);
+}
+
+TEST_F(Cli, RunOutRefusesAnOutputFileThatIsAnInput) {
+  std::string m = add_one_model();
+  std::string x = npy("y.npy", f32({2, 3}, {1, 2, 3, 4, 5, 6}));  // named like the output y
+  std::string before = slurp(x);
+  expect_user_error(lockstep({"run", m, "--input", "x=" + x, "--out", dir.string()}), {"--out", x, "an input"});
+  EXPECT_EQ(slurp(x), before);
+}
+
+// reduce -o into the folder holding the user's model replaced model.onnx and README.md.
+TEST_F(Cli, ReduceRefusesAFolderThatIsNotEmpty) {
+  fs::create_directories(dir / "mine");
+  std::string m = add_one_model();
+  fs::copy_file(m, dir / "mine" / "model.onnx");
+  std::ofstream(dir / "mine" / "README.md") << "my notes";
+  Result r = lockstep({"reduce", (dir / "mine" / "model.onnx").string(), "--inject-fault", "kernel:add_one", "-o",
+                       (dir / "mine").string()});
+  expect_user_error(r, {(dir / "mine").string(), "not empty"});
+  EXPECT_EQ(slurp(dir / "mine" / "README.md"), "my notes");
+  EXPECT_EQ(slurp(dir / "mine" / "model.onnx"), slurp(m));
+}

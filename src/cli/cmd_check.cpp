@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "frontend/onnx_import.h"
 #include "runtime/target.h"
 #include "verify/check.h"
@@ -120,6 +121,10 @@ void add_verify_flags(CLI::App& app, VerifyFlags& f, bool reports) {
 }
 
 VerifyRun start_verify(const VerifyFlags& f) {
+  std::vector<std::string> inputs = input_paths(f.model, f.inputs);
+  if (!f.aba.empty()) inputs.push_back(f.aba);
+  refuse_input_as_output(f.json, inputs, "--json");
+  refuse_input_as_output(f.html, inputs, "--html");
   VerifyRun v;
   v.subject = load_subject(f.model, f.inputs);
   check_fault_applies(fault_spec(f.compile.options.fault), v.subject.graph);

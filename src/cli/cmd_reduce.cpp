@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/compile_options.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "runtime/target.h"
 #include "verify/faults.h"
 #include "verify/reduce.h"
@@ -58,6 +59,7 @@ std::string repro_command(const ReduceFlags& f, const Tolerances& tol) {
 // a sweep's step, printed as a heading once its model and inputs load. `diverges`: whether the
 // target disagreed there (when it agrees, nothing is written).
 int reduce(const ReduceFlags& f, const std::string& label = "", bool* diverges = nullptr) {
+  OutputDir out(f.out, "reduce -o folder", true);  // new or empty, and checked before the search
   VerifyRun v = start_verify(f);
   if (!label.empty()) std::cout << "== " << label << "\n" << std::flush;
   VerifySubject& s = v.subject;
@@ -72,7 +74,8 @@ int reduce(const ReduceFlags& f, const std::string& label = "", bool* diverges =
   red.report.model = f.model;
   if (red.diverges) {
     std::string cmd = repro_command(f, o.tol);
-    write_bundle(red, f.out, cmd, f.model);
+    write_bundle(red, out.path(), cmd, f.model);
+    out.keep();
     red.report.notes.push_back("bundle: " + f.out + " (model.onnx, test_data_set_0/, README.md)");
     red.report.notes.push_back("reproduce: " + cmd);
   }

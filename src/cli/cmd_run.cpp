@@ -107,6 +107,8 @@ int run(const RunOpts& o) {
   for (const InputSpec& step : steps) labels.push_back(sweep ? sweep_label(step, o.sweep) : "");
   std::vector<std::vector<std::string>> paths =
       o.out.empty() ? std::vector<std::vector<std::string>>(steps.size()) : output_paths(g, o.out, labels);
+  for (const std::vector<std::string>& step : paths)
+    for (const std::string& p : step) refuse_input_as_output(p, input_paths(o.model, o.inputs), "--out");
   TensorMap inputs = make_inputs(g, steps[0]);  // the first length's: an unknown symbol fails here
   std::unique_ptr<Program> program = compile(g, o.target, o.compile.options);
   // All outputs or none: each goes to a temporary beside its file first; only when every one

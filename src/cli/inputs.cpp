@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <numbers>
@@ -163,6 +164,18 @@ std::map<std::string, bool> model_symbols(const Graph& g) {
 }
 
 }  // namespace
+
+std::vector<std::string> input_paths(const std::string& model, const InputSpec& spec) {
+  std::vector<std::string> paths = {model};
+  std::error_code ec;
+  if (std::filesystem::is_directory(model, ec)) {
+    paths.push_back((std::filesystem::path(model) / "model.onnx").string());
+    for (const auto& e : std::filesystem::recursive_directory_iterator(model, ec)) paths.push_back(e.path().string());
+  }
+  for (const std::string& f : spec.files)
+    if (size_t eq = f.find('='); eq != std::string::npos) paths.push_back(f.substr(eq + 1));
+  return paths;
+}
 
 int64_t parse_size(const std::string& text, const std::string& what) {
   int64_t v = -1;

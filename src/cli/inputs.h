@@ -43,6 +43,10 @@ std::string sweep_label(const InputSpec& step, const std::vector<std::string>& l
 // The --help text that says exactly how inputs are generated.
 extern const char* const kInputGenerationHelp;
 
+// The files a command reads: the model (a bundle folder's model.onnx and test data too), then
+// the .npy files of --input. Nothing the command writes may be one of them.
+std::vector<std::string> input_paths(const std::string& model, const InputSpec& spec);
+
 // A size given on the command line; `what` ("--dim T") names it in errors.
 int64_t parse_size(const std::string& text, const std::string& what);
 

@@ -117,8 +117,9 @@ void StagedFiles::commit() {
     if (::lstat(e.path.c_str(), &st) != 0) {
       if (errno == ENOENT) continue;
       int err = errno;
+      std::string p = e.path;  // discard() frees the entries
       discard();
-      throw Error("cannot write '" + e.path + "': " + why(err));
+      throw Error("cannot write '" + p + "': " + why(err));
     }
     if (S_ISDIR(st.st_mode)) {
       std::string p = e.path;
@@ -249,6 +250,18 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   StagedFiles f;
   f.add(path, bytes);
   f.commit();
+}
+
+void refuse_input_as_output(const std::string& out, const std::vector<std::string>& inputs, const std::string& option) {
+  if (out.empty()) return;
+  std::error_code ec;
+  fs::path o = fs::weakly_canonical(out, ec);
+  for (const std::string& in : inputs) {
+    if (in.empty()) continue;
+    fs::path i = fs::weakly_canonical(in, ec);
+    bool same = fs::exists(out, ec) && fs::exists(in, ec) ? fs::equivalent(out, in, ec) : o == i;
+    if (same) throw Error(option + " '" + out + "': it is an input of this command ('" + in + "'), which it would replace");
+  }
 }
 
 }  // namespace lockstep

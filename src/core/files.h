@@ -58,6 +58,10 @@ class OutputDir {
 // either the old file or the complete new one, never a part. Throws Error naming the file.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
+// Throws Error when `out` is the same file as one of `inputs` (the command's model and input
+// files): what `option` writes there would replace what the user gave.
+void refuse_input_as_output(const std::string& out, const std::vector<std::string>& inputs, const std::string& option);
+
 // For a folder written piecemeal over a process's life (--dump-ir): the first call for `dir`
 // makes it as OutputDir(dir, what, true) does and keeps it; later calls in the same process
 // accept it as it is, so a process may rewrite its own files there.

@@ -149,7 +149,7 @@ class Reducer {
   std::map<std::vector<int>, bool> tried_;
 };
 
-void write_pb(const std::string& path, const std::string& name, const Tensor& t) {
+std::string tensor_pb(const std::string& name, const Tensor& t) {
   onnx::TensorProto p;
   p.set_name(name);
   p.set_data_type(static_cast<int>(t.dtype));
@@ -157,7 +157,7 @@ void write_pb(const std::string& path, const std::string& name, const Tensor& t)
   p.set_raw_data(t.bytes.data(), t.bytes.size());  // little-endian, as ONNX requires
   std::string bytes;
   if (!p.SerializeToString(&bytes)) throw Error("cannot encode tensor '" + name + "'");
-  write_file_atomic(path, bytes);
+  return bytes;
 }
 
 }  // namespace
@@ -192,14 +192,17 @@ void write_bundle(const Reduction& r, const std::string& dir, const std::string&
   fs::create_directories(set, ec);
   if (ec) throw Error("cannot create '" + set.string() + "': " + ec.message());
   const Graph& g = r.model.graph;
-  save_onnx(g, (fs::path(dir) / "model.onnx").string());
+  StagedFiles files;  // all or nothing
+  std::string model;
+  if (!export_model(g).SerializeToString(&model)) throw Error("cannot encode the reduced model");
+  files.add((fs::path(dir) / "model.onnx").string(), model);
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     const std::string& name = g.values[g.inputs[k]].name;
-    write_pb((set / ("input_" + std::to_string(k) + ".pb")).string(), name, r.model.inputs.at(name));
+    files.add((set / ("input_" + std::to_string(k) + ".pb")).string(), tensor_pb(name, r.model.inputs.at(name)));
   }
   for (size_t k = 0; k < g.outputs.size(); ++k)
-    write_pb((set / ("output_" + std::to_string(k) + ".pb")).string(), g.values[g.outputs[k]].name,
-             from_ref(r.reference[k]));
+    files.add((set / ("output_" + std::to_string(k) + ".pb")).string(),
+              tensor_pb(g.values[g.outputs[k]].name, from_ref(r.reference[k])));
   std::string nodes;
   for (size_t n = 0; n < g.nodes.size(); ++n) nodes += "- `" + node_id(g, static_cast<int>(n)) + "` (" + g.nodes[n].op_type + ")\n";
   std::string readme =
@@ -211,7 +214,8 @@ void write_bundle(const Reduction& r, const std::string& dir, const std::string&
       "removed nodes are graph inputs holding the reference's values (as constants, the compiler\n"
       "would fold the nodes away at compile time and the kernel under suspicion would not run).\n\n"
       "Reproduce (exit status 1 and a FAIL row mean it still diverges):\n\n```sh\n" + command + "\n```\n";
-  write_file_atomic((fs::path(dir) / "README.md").string(), readme);
+  files.add((fs::path(dir) / "README.md").string(), readme);
+  files.commit();
 }
 
 }  // namespace lockstep

@@ -32,6 +32,8 @@ Reduction reduce_model(const Graph& g, const TensorMap& inputs, const ReduceOpti
 
 // Writes DIR/model.onnx, DIR/test_data_set_0/input_K.pb (the K-th graph input), output_K.pb
 // (reference outputs in the model's dtypes) and DIR/README.md with `command` in it.
+// Writes the bundle into `dir`, all files or none; the caller gives a new or empty folder (a
+// user's folder is never written into: its model.onnx and README.md would be replaced).
 void write_bundle(const Reduction& r, const std::string& dir, const std::string& command, const std::string& original);
 
 }  // namespace lockstep

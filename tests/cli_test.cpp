@@ -1,6 +1,8 @@
 // The lockstep binary as a user runs it: exit status, the one-line error naming the file or
 // node, and the .npy files `run` writes, checked against values computed here.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1004,4 +1006,46 @@ TEST_F(Cli, ReduceRefusesAFolderThatIsNotEmpty) {
   expect_user_error(r, {(dir / "mine").string(), "not empty"});
   EXPECT_EQ(slurp(dir / "mine" / "README.md"), "my notes");
   EXPECT_EQ(slurp(dir / "mine" / "model.onnx"), slurp(m));
+}
+
+// ---- names a model controls reach the terminal and the reports escaped ----
+
+TEST_F(Cli, AnOutputNameCannotControlTheTerminal) {
+  std::string evil = "y\x1b]0;pwned\x07\x1b[2J\r\nforged line";
+  ModelBuilder b;
+  b.input("x", F32, {"2", "3"}).output(evil, F32, {"2", "3"});
+  b.node("Relu", {"x"}, {evil}, "relu");
+  std::string m = b.save(dir / "evil.onnx");
+  Result r = lockstep({"run", m});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\r'), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // one output, one line
+  EXPECT_NE(r.out.find("y\\x1b]0;pwned\\x07\\x1b[2J\\r\\nforged line"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, ANameOrPathWithANewlineGivesOneErrorLine) {
+  ModelBuilder b;
+  b.input("x", F32, {"2", "3"}).output("y", F32, {"2", "3"});
+  b.node("NoSuchOp", {"x"}, {"y"}, "n\nlockstep: error: forged");
+  std::string m = b.save(dir / "bad.onnx");
+  expect_user_error(lockstep({"run", m}), {"n\\nlockstep: error: forged"});
+  fs::path p = dir / "a\nlockstep: error: forged.onnx";  // a missing file the error names
+  expect_user_error(lockstep({"run", p.string()}), {"a\\nlockstep: error: forged.onnx"});
+}
+
+// Invalid UTF-8 in a name made nlohmann's dump throw after the whole check ran: neither
+// report was written and the command exited 2.
+TEST_F(Cli, ReportsKeepInvalidUtf8NamesAsReplacementCharacters) {
+  std::string bad = "y\xff\xfe";
+  ModelBuilder b;
+  b.input("x", F32, {"2", "3"}).output(bad, F32, {"2", "3"});
+  b.node("Relu", {"x"}, {bad}, "relu\xc3");
+  std::string m = b.save(dir / "utf8.onnx");
+  std::string json = (dir / "r.json").string(), html = (dir / "r.html").string();
+  Result r = lockstep({"check", m, "--fresh", "0", "--repeat", "1", "--json", json, "--html", html});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(slurp(json));  // valid JSON, valid UTF-8
+  EXPECT_NE(j.dump().find("y\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
+  EXPECT_NE(slurp(html).find("y\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
 }

@@ -5,10 +5,12 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/text.h"
 
 namespace lockstep::cli {
 
 int main(int argc, char** argv) {
+  PrintableStream out(std::cout);  // names from a model reach the terminal escaped
   CLI::App app{"lockstep: an ONNX compiler whose CPU and GPU backends give the same answer"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lockstep 0.1.0");
@@ -38,12 +40,12 @@ int main(int argc, char** argv) {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();
   } catch (const InternalError& e) {
-    std::cerr << "lockstep: internal error: " << e.what() << "\n"
+    std::cerr << "lockstep: internal error: " << printable(e.what(), true) << "\n"
               << "This is a bug in lockstep, not in your model or options. Please report it with the\n"
               << "model, the command line and this message (`lockstep reduce` can shrink the model).\n";
     return kExitInternal;
   } catch (const Error& e) {
-    std::cerr << "lockstep: error: " << e.what() << "\n";
+    std::cerr << "lockstep: error: " << printable(e.what()) << "\n";
     return kExitUserError;
   } catch (const std::bad_alloc&) {
     std::cerr << "lockstep: error: out of memory\n";
@@ -51,10 +53,10 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     // A file or folder the command could not use (a missing permission, a file where a folder
     // was expected, a full disk): the environment's error, reported like a bad file, never abort.
-    std::cerr << "lockstep: error: " << e.what() << "\n";
+    std::cerr << "lockstep: error: " << printable(e.what()) << "\n";
     return kExitUserError;
   } catch (const std::exception& e) {
-    std::cerr << "lockstep: error: " << e.what() << "\n";
+    std::cerr << "lockstep: error: " << printable(e.what()) << "\n";
     return kExitUserError;
   } catch (...) {
     std::cerr << "lockstep: internal error: an exception of unknown type\n";

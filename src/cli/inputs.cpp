@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "frontend/npy.h"
 
 namespace lockstep::cli {
@@ -193,7 +194,7 @@ Graph load_quietly(const std::function<Graph()>& load) {
   } restore{std::cerr.rdbuf(held.rdbuf())};
   Graph g = load();
   std::cerr.rdbuf(restore.old);
-  std::cerr << held.str();
+  std::cerr << printable(held.str(), true);
   return g;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/sha256.h"
 #include "graph/graph.h"
+#include "core/text.h"
 
 namespace lockstep::cli {
 
@@ -32,7 +33,7 @@ static std::string num(double v) {
 }
 
 std::string output_line(const std::string& name, const Tensor& t) {
-  std::string line = name + "  " + TypeInfo{t.dtype, true, t.shape}.str() +
+  std::string line = printable(name) + "  " + TypeInfo{t.dtype, true, t.shape}.str() +
                      "  sha256=" + sha256_hex(t.bytes.data(), t.bytes.size());
   TensorStats s = tensor_stats(t);
   if (s.counted > 0) line += "  min=" + num(s.min) + " max=" + num(s.max) + " rms=" + num(s.rms);

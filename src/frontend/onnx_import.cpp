@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "core/file_reader.h"
 #include "ops/infer.h"
 #include "ops/op.h"
@@ -168,7 +169,7 @@ static void libonnx_warnings(const onnx::ModelProto& m, const Graph& g) {
   } catch (const std::exception& e) {
     std::string msg = e.what();
     if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
-    std::cerr << "warning: " << g.source << ": onnx checker: " << msg << "\n";
+    std::cerr << "warning: " << printable(g.source) << ": onnx checker: " << printable(msg) << "\n";
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/dirs.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "core/files.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
@@ -37,7 +38,7 @@ std::shared_ptr<const CompiledCode> read_entry(const fs::path& file, const std::
   if (!fs::is_regular_file(file, ec)) return nullptr;
   CompiledCode c{key, ""};
   if (decode_entry(read_own_file(file.string()), c.bytes)) return std::make_shared<const CompiledCode>(std::move(c));
-  std::cerr << "warning: " << target << " cache entry '" << file.string() << "' is corrupt; rebuilding it\n";
+  std::cerr << "warning: " << target << " cache entry '" << printable(file.string()) << "' is corrupt; rebuilding it\n";
   return nullptr;
 }
 
@@ -50,7 +51,8 @@ std::shared_ptr<const CompiledCode> from_disk_or_build(CodeCompiler& compiler, c
   std::string why;
   fs::path dir = usable_cache_dir(r.target, &why);
   if (dir.empty()) {
-    std::cerr << "warning: " << r.target << ": the kernel cache was not used (" << why << "); building without it\n";
+    std::cerr << "warning: " << r.target << ": the kernel cache was not used (" << printable(why)
+              << "); building without it\n";
     return build(compiler, r, key);
   }
   fs::path file = dir / (key + ".bin");
@@ -59,7 +61,7 @@ std::shared_ptr<const CompiledCode> from_disk_or_build(CodeCompiler& compiler, c
   try {
     write_file_atomic(file.string(), encode_entry(code->bytes));
   } catch (const std::exception& e) {  // the result still stands
-    std::cerr << "warning: " << r.target << ": cannot write the kernel cache: " << e.what() << "\n";
+    std::cerr << "warning: " << r.target << ": cannot write the kernel cache: " << printable(e.what()) << "\n";
   }
   return code;
 }

@@ -15,6 +15,7 @@
 
 #include "core/dirs.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "core/process.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"
@@ -122,7 +123,7 @@ void Session::progress(const std::string& what) const {
   if (bar_) return bar_->note(target_ + ": " + what);
   char t[32];
   std::snprintf(t, sizeof t, "%.1fs", now_s() - start_);
-  std::cerr << "[" << target_ << " " << t << "] " << what << std::endl;
+  std::cerr << "[" << target_ << " " << t << "] " << printable(what) << std::endl;
 }
 
 // ---------------------------------------------------------------- reference

@@ -1,4 +1,5 @@
 #include "verify/progress.h"
+#include "core/text.h"
 
 #include <unistd.h>
 
@@ -33,7 +34,8 @@ void ProgressBar::advance(const std::string& what) {
   draw(what);
 }
 
-void ProgressBar::draw(const std::string& what) {
+void ProgressBar::draw(const std::string& raw) {
+  std::string what = printable(raw);  // node and model names: never terminal control
   char head[64];
   std::snprintf(head, sizeof head, "%d/%d %.1fs", done_, total_, now_s() - start_);
   if (!tty_) {

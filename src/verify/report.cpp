@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "core/files.h"
+#include "core/text.h"
 #include "frontend/npy.h"
 
 namespace lockstep {
@@ -38,7 +39,9 @@ std::string status_name(StageRow::Status s) {
 namespace {
 
 // Left-aligned columns, two spaces apart.
-void table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) {
+void table(std::ostream& os, std::vector<std::vector<std::string>> rows) {
+  for (auto& r : rows)
+    for (std::string& c : r) c = printable(c);  // names and messages: one cell, one line
   std::vector<size_t> w;
   for (const auto& r : rows)
     for (size_t c = 0; c < r.size(); ++c) {
@@ -122,13 +125,13 @@ void print_report(std::ostream& os, const Report& r) {
   print_stages(os, r);
   print_trace(os, r);
   print_probes(os, r);
-  for (const std::string& n : r.notes) os << n << "\n";
+  for (const std::string& n : r.notes) os << printable(n) << "\n";
   if (r.compiles >= 0) {
     os << "compiles: " << r.compiles;
     if (r.compile_budget >= 0) os << " (budget ceil(log2 n) + 3 = " << r.compile_budget << ")";
     os << "\n";
   }
-  os << "verdict: " << r.verdict << "\n";
+  os << "verdict: " << printable(r.verdict) << "\n";
 }
 
 namespace {
@@ -175,7 +178,7 @@ std::string report_json(const Report& r) {
     j["probes"].push_back({{"compile", p.compile}, {"mode", p.mode}, {"setting", p.setting}, {"cosine", p.cosine},
                            {"rel_l2", p.rel_l2}, {"diverges", p.diverges}, {"note", p.note}});
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // invalid UTF-8: U+FFFD
 }
 
 void write_reports(const Report& r, const std::string& json_path, const std::string& html_path) {

@@ -5,13 +5,14 @@
 #include <cmath>
 
 #include "verify/report.h"
+#include "core/text.h"
 
 namespace lockstep {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
+std::string esc(const std::string& raw) {
+  std::string o, s = printable(raw);  // valid UTF-8, no control characters
   for (char c : s) {
     switch (c) {
       case '&': o += "&amp;"; break;

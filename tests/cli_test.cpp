@@ -1049,3 +1049,35 @@ TEST_F(Cli, ReportsKeepInvalidUtf8NamesAsReplacementCharacters) {
   EXPECT_NE(j.dump().find("y\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
   EXPECT_NE(slurp(html).find("y\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
 }
+
+// ---- options: a value out of range is an error naming the option, never wrapped ----
+
+TEST_F(Cli, OptionsOutOfRangeAreErrorsNamingTheOption) {
+  std::string m = add_one_model();
+  struct Case {
+    std::vector<std::string> args;
+    std::string option;
+  };
+  std::vector<Case> cases = {
+      {{"run", m, "--seed", "-1"}, "--seed"},
+      {{"run", m, "--seed", "18446744073709551616"}, "--seed"},
+      {{"check", m, "--fresh", "-1"}, "--fresh"},
+      {{"check", m, "--repeat", "-1"}, "--repeat"},
+      {{"check", m, "--repeat", "0"}, "--repeat"},
+      {{"check", m, "--tol", "cosine=nan"}, "--tol"},
+      {{"check", m, "--tol", "cosine=-1"}, "--tol"},
+      {{"check", m, "--tol", "cosine=2"}, "--tol"},
+      {{"check", m, "--tol", "rel_l2=-1"}, "--tol"},
+      {{"check", m, "--tol", "rel_l2=inf"}, "--tol"},
+      {{"bench", m, "--top", "-3"}, "--top"},
+      {{"bench", m, "--runs", "0"}, "--runs"},
+      {{"reduce", m, "-o", (dir / "r").string(), "--max-compiles", "-1"}, "--max-compiles"},
+      {{"run", m, "--device", "1"}, "--device 1"},
+      {{"run", m, "--threads", "99999"}, "--threads"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[2] + " " + c.args.back());
+    expect_user_error(lockstep(c.args), {c.option});
+  }
+  EXPECT_EQ(lockstep({"run", m, "--seed", "18446744073709551615"}).status, 0);
+}

@@ -215,10 +215,10 @@ Action add_bench(CLI::App& app) {
   app.add_option("--target", f->target, targets_help("The target to time"))->capture_default_str();
   add_input_flags(app, f->inputs);
   add_sweep_flag(app, f->sweep);
-  app.add_option("--runs", f->runs, "Timed runs")->capture_default_str();
-  app.add_option("--warmup", f->warmup, "Untimed runs before them")->capture_default_str();
+  add_int_option(app, "--runs", f->runs, 1, 1000000, "Timed runs");
+  add_int_option(app, "--warmup", f->warmup, 0, 1000000, "Untimed runs before them");
   app.add_flag("--per-kernel", f->per_kernel, "Time each kernel in one more run and list the slowest");
-  app.add_option("--top", f->top, "Kernels listed with --per-kernel")->capture_default_str();
+  add_int_option(app, "--top", f->top, 1, 1000000, "Kernels listed with --per-kernel");
   app.add_option("--json", f->json, "Write every figure as JSON to this file");
   add_compile_flags(app, f->compile);
   app.footer(

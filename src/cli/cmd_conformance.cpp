@@ -14,8 +14,8 @@ Action add_conformance(CLI::App& app) {
   app.add_option("dir", o->dir, "Folder of cases in ONNX's backend-test layout")->required();
   app.add_option("--target", o->target, targets_help("Target to run the cases on"))->capture_default_str();
   app.add_option("--filter", o->filter, "Only cases whose name contains this text");
-  app.add_option("--sample", o->sample, "N > 1: in name order, each case with an op no earlier case had, and every Nth of the rest")
-      ->check(CLI::PositiveNumber);
+  add_int_option(app, "--sample", o->sample, 1, 1000000,
+                 "N > 1: in name order, each case with an op no earlier case had, and every Nth of the rest");
   app.footer(
       "Each case passes when every output satisfies |got - expected| <= atol + rtol*|expected|\n"
       "(NaN where expected has NaN), with rtol/atol from the folder's index.json (default\n"

@@ -121,7 +121,7 @@ Action add_reduce(CLI::App& app) {
   add_verify_flags(app, *f, false);
   app.add_option("--target", f->target, targets_help("The target that diverges"))->capture_default_str();
   app.add_option("-o,--out", f->out, "Folder to write the reduced bundle into")->required();
-  app.add_option("--max-compiles", f->max_compiles, "Stop the search after this many compiles")->capture_default_str();
+  add_int_option(app, "--max-compiles", f->max_compiles, 1, 1000000, "Stop the search after this many compiles");
   add_sweep_flag(app, f->sweep);
   add_compile_flags(app, f->compile);
   app.footer(std::string(kMetricsHelp) +

@@ -178,6 +178,15 @@ std::vector<std::string> input_paths(const std::string& model, const InputSpec& 
   return paths;
 }
 
+// A seed is any 64-bit unsigned value: "-1" or 2^64 would wrap, so they are errors.
+uint64_t parse_seed(const std::string& text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw Error("--seed: '" + text + "' is not an integer from 0 to 18446744073709551615");
+  return v;
+}
+
 int64_t parse_size(const std::string& text, const std::string& what) {
   int64_t v = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -200,7 +209,10 @@ Graph load_quietly(const std::function<Graph()>& load) {
 
 void add_input_flags(CLI::App& app, InputSpec& spec) {
   app.add_option("--input", spec.files, "NAME=FILE.npy: value of a model input (repeatable)");
-  app.add_option("--seed", spec.seed, "Seed for generated inputs")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--seed", [&spec](const std::string& v) { spec.seed = parse_seed(v); }, "Seed for generated inputs (0 to 2^64 - 1)")
+      ->type_name("N")
+      ->default_str("0");
   app.add_option("--seed-inputs", spec.seed_inputs, "Named input recipe: vits");
   app.add_option("--dim", spec.dims, "SYMBOL=N: size of a symbolic input dimension (repeatable)");
 }

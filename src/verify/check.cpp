@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -59,9 +60,15 @@ void parse_tolerance(const std::string& text, const std::vector<std::string>& ou
     } catch (const std::exception&) {
       throw Error("--tol " + text + ": '" + kv + "' is not KEY=NUMBER (keys: cosine, rel_l2)");
     }
-    if (key == "cosine") tol.min_cosine = v;
-    else if (key == "rel_l2") tol.max_rel_l2 = v;
-    else throw Error("--tol " + text + ": unknown key '" + key + "' (keys: cosine, rel_l2)");
+    if (key == "cosine") {
+      if (!(v > 0 && v <= 1)) throw Error("--tol " + text + ": cosine must be greater than 0 and at most 1");
+      tol.min_cosine = v;
+    } else if (key == "rel_l2") {
+      if (!(v >= 0 && std::isfinite(v))) throw Error("--tol " + text + ": rel_l2 must be a finite number >= 0");
+      tol.max_rel_l2 = v;
+    } else {
+      throw Error("--tol " + text + ": unknown key '" + key + "' (keys: cosine, rel_l2)");
+    }
     any = true;
   }
   if (!any) throw Error("--tol " + text + ": give cosine=X and/or rel_l2=Y");

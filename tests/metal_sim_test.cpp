@@ -419,3 +419,26 @@ TEST(MetalSimScenario, StagingReusePrefixRightAloneWrongAfterThe174) {
 
 }  // namespace
 }  // namespace lockstep
+
+#include "verify_cli.h"
+
+namespace lockstep {
+namespace {
+
+// The bundled example with one 3-byte staging slot: its byte copies, each a command buffer
+// holding a mapped buffer until it ran, exhausted the process's mappings, and the error thrown
+// on the simulator's queue thread aborted the process (3 runs in 4; with 1-byte slots 4 in 6).
+// At most 64 command buffers are in flight now, and the run gives the default pool's bytes.
+TEST(MetalSim, ThreeByteStagingSlotsRunTheExample) {
+  std::string model = LOCKSTEP_TEST_DATA "/../../examples/vits_small.onnx";
+  std::vector<std::string> args = {"run", model, "--target", "metal-sim", "--seed-inputs", "vits", "--dim", "T=64"};
+  verify_test::CliResult want = verify_test::lockstep(args);
+  ASSERT_EQ(want.status, 0) << want.err;
+  args.insert(args.end(), {"--staging-slots", "1", "--staging-slot-bytes", "3"});
+  verify_test::CliResult r = verify_test::lockstep(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, want.out);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -113,3 +113,37 @@ TEST_P(Staging, ReuseFaultCorruptsAndVerifyConstantsCatchesIt) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// One-byte slots: every byte of the weights is a copy of its own. metal-sim aborted in 5 runs
+// of 6 (an exception from its queue's thread: mappings exhausted by the byte copies waiting
+// in uncounted command buffers); now at most 64 are in flight, and the bytes are the default's.
+TEST_P(Staging, OneByteSlotsGiveTheDefaultBytesEveryRun) {
+  vits::Config c;
+  c.T = 16;
+  c.flow.channels = 8;
+  c.flow.hidden = 8;
+  c.flow.layers = 2;
+  c.flow.flows = 1;
+  Graph g = vits::build(c);
+  TensorMap in = vits::seed_inputs(g, 16);
+  std::string want = tensor_sha256(compile(g, GetParam())->run(in)[0]);
+  CompileOptions o;
+  o.staging_slots = 1;
+  o.staging_slot_bytes = 1;
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(tensor_sha256(compile(g, GetParam(), o)->run(in)[0]), want) << k;
+}
+
+// A tensor that would go up in more than kMaxChunks copies is refused, naming the option.
+TEST(StagingPool, SlotsTooSmallForATensorAreAnErrorNamingTheOption) {
+  Graph g = decoder().g;
+  CompileOptions o;
+  o.staging_slot_bytes = 2;
+  std::string e = testing::error_of([&] { compile(g, "cpu", o)->run(decoder().in); });
+  EXPECT_NE(e.find("--staging-slot-bytes 2"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
+#include <exception>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -64,6 +66,22 @@ int available_cores() {
   if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
 #endif
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void run_on_threads(size_t n, const std::function<void(size_t)>& job) {
+  std::vector<std::exception_ptr> failed(n);
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < n; ++k)
+    threads.emplace_back([&, k] {
+      try {
+        job(k);
+      } catch (...) {
+        failed[k] = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace lockstep

@@ -1,6 +1,7 @@
 // Runs a program with an argument vector: no shell, so no path or name is ever parsed as shell
 // syntax. Its stdout and stderr are captured together.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,9 @@ std::vector<std::string> split_words(const std::string& s);
 
 // The cores this process may run on (its affinity mask), at least 1.
 int available_cores();
+
+// Runs job(0) .. job(n - 1), each on a thread of its own, and waits for all; then rethrows the
+// first failure in job order. No exception escapes a thread (that would end the process).
+void run_on_threads(size_t n, const std::function<void(size_t)>& job);
 
 }  // namespace lockstep

@@ -32,6 +32,11 @@ void StagingPool::begin(Device& dev, bool skip_wait, bool weights) {
 }
 
 void StagingPool::upload(DevicePtr dst, const void* src, size_t bytes) {
+  if (bytes / slot_bytes_ >= kMaxChunks)
+    throw Error("--staging-slot-bytes " + std::to_string(slot_bytes_) + ": a tensor of " + std::to_string(bytes) +
+                " bytes would go up in " + std::to_string((bytes + slot_bytes_ - 1) / slot_bytes_) +
+                " copies (at most " + std::to_string(kMaxChunks) + "); give at least " +
+                std::to_string((bytes + kMaxChunks - 1) / kMaxChunks) + " bytes a slot");
   const auto* from = static_cast<const unsigned char*>(src);
   for (size_t at = 0; at < bytes; at += slot_bytes_) {
     size_t len = std::min(slot_bytes_, bytes - at);

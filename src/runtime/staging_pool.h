@@ -19,6 +19,10 @@ namespace lockstep {
 
 class StagingPool {
  public:
+  // A tensor goes up in at most this many copies: slots too small for that (--staging-slot-bytes
+  // 1 cut a model's weights into millions) are an error naming the option.
+  static constexpr size_t kMaxChunks = size_t{1} << 16;
+
   StagingPool(int slots, size_t slot_bytes);
   ~StagingPool();
   StagingPool(const StagingPool&) = delete;

@@ -116,9 +116,7 @@ std::string SystemCompiler::compile(const std::string& source) {
     }
   }
   std::vector<ProcessResult> results(jobs.size());
-  std::vector<std::thread> threads;
-  for (size_t j = 0; j < jobs.size(); ++j) threads.emplace_back([&, j] { results[j] = run_process(jobs[j]); });
-  for (std::thread& t : threads) t.join();
+  run_on_threads(jobs.size(), [&](size_t j) { results[j] = run_process(jobs[j]); });
   for (const ProcessResult& r : results) fail_unless_built(r);
   if (!objects.empty()) {
     objects.insert(objects.end(), {"-o", so.string()});

@@ -159,19 +159,7 @@ std::string NvrtcCompiler::compile(const std::string& source) {
   std::vector<std::string> units = codegen::translation_units(source, static_cast<size_t>(available_cores()));
   if (units.size() == 1) return pack_images({nvrtc_compile(source, cc_).image});
   std::vector<std::string> images(units.size());
-  std::vector<std::exception_ptr> failed(units.size());
-  std::vector<std::thread> threads;
-  for (size_t u = 0; u < units.size(); ++u)
-    threads.emplace_back([&, u] {
-      try {
-        images[u] = nvrtc_compile(units[u], cc_, false).image;
-      } catch (...) {
-        failed[u] = std::current_exception();
-      }
-    });
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
+  run_on_threads(units.size(), [&](size_t u) { images[u] = nvrtc_compile(units[u], cc_, false).image; });
   return pack_images(images);
 }
 

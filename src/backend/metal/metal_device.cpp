@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 
 #include "backend/metal/metal_shared.h"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxGroups = size_t{1} << 20;           // a grid-stride loop covers the rest
 constexpr size_t kByteGroup = 256;
+constexpr size_t kInFlight = 64;
 
 using BufferP = std::shared_ptr<MetalBuffer>;
 
@@ -115,12 +117,21 @@ class MtlDevice : public Device {
     if (!open_) open_ = q_->command_buffer();
     return *open_;
   }
+  // Metal keeps at most 64 command buffers of a queue in flight; so does this device, which
+  // also bounds the buffers waiting ones hold (a 1-byte staging slot's millions of byte copies
+  // exhausted metal-sim's mappings).
   void commit() {
     if (!open_) return;
     open_->commit();
     committed_.push_back(open_);
     last_ = std::move(open_);
     open_.reset();
+    while (committed_.size() > kInFlight) retire(committed_.front());
+  }
+  void retire(std::shared_ptr<MetalCommandBuffer> cb) {
+    committed_.pop_front();
+    cb->wait_until_completed();
+    if (failed_.empty() && cb->status() == MetalCommandBuffer::Status::Error) failed_ = cb->error();
   }
   void blit(const BufferP& from, size_t from_at, const BufferP& to, size_t to_at, size_t bytes);
   void bytes_kernel(const char* name, std::vector<Binding> b, size_t n, uint64_t value);
@@ -135,7 +146,8 @@ class MtlDevice : public Device {
   BufferP dummy_;  // bound where the plan has a buffer nowhere (0 bytes)
   AddressMap<BufferP> allocs_;
   std::shared_ptr<MetalCommandBuffer> open_, last_;
-  std::vector<std::shared_ptr<MetalCommandBuffer>> committed_;  // not yet checked for errors
+  std::deque<std::shared_ptr<MetalCommandBuffer>> committed_;  // not yet checked for errors
+  std::string failed_;  // the first error of one retired early, reported at the next synchronize
   std::vector<Read> reads_;
   std::shared_ptr<MetalLibrary> library_, bytes_;
   std::string code_sha_;
@@ -244,12 +256,9 @@ std::string MtlDevice::nodes_of(const std::string& error) const {
 // failed, then hands the downloads their bytes.
 void MtlDevice::synchronize() {
   commit();
-  std::string failed;
-  for (const auto& cb : committed_) {
-    cb->wait_until_completed();
-    if (failed.empty() && cb->status() == MetalCommandBuffer::Status::Error) failed = cb->error();
-  }
-  committed_.clear();
+  while (!committed_.empty()) retire(committed_.front());
+  std::string failed = std::move(failed_);
+  failed_.clear();
   std::vector<Read> reads = std::move(reads_);
   reads_.clear();
   if (!failed.empty()) throw Error(target_ + ": " + failed + nodes_of(failed));

@@ -162,11 +162,15 @@ class SimCommandBuffer : public MetalCommandBuffer, public std::enable_shared_fr
   // On the queue's thread: every command in order, the rest skipped after one fails.
   void execute() {
     std::string failed;
-    for (const Command& c : commands_) {
-      if (!failed.empty()) break;
-      if (c.kind == Command::Copy) std::memmove(c.to->contents() + c.to_at, c.from->contents() + c.from_at, c.bytes);
-      if (c.kind == Command::Fill) std::memset(c.to->contents() + c.to_at, c.value, c.bytes);
-      if (c.kind == Command::Dispatch) failed = run_dispatch(*c.pipeline, c.bindings, c.groups, c.threads);
+    try {  // nothing escapes the queue's thread: an error fails the command buffer, as on Metal
+      for (const Command& c : commands_) {
+        if (!failed.empty()) break;
+        if (c.kind == Command::Copy) std::memmove(c.to->contents() + c.to_at, c.from->contents() + c.from_at, c.bytes);
+        if (c.kind == Command::Fill) std::memset(c.to->contents() + c.to_at, c.value, c.bytes);
+        if (c.kind == Command::Dispatch) failed = run_dispatch(*c.pipeline, c.bindings, c.groups, c.threads);
+      }
+    } catch (const std::exception& e) {
+      failed = e.what();
     }
     release_readers();
     error_ = failed;

@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_codegen.h"
 #include "backend/cpu/cpu_compiler.h"
 #include "backend/registry.h"
+#include "core/dirs.h"
 #include "frontend/onnx_export.h"
 #include "graph/builder.h"
 #include "passes/schedule.h"
@@ -56,6 +57,74 @@ std::string run_cli(const std::string& model, const fs::path& cache) {
 std::string sha_of(const std::string& line) {
   auto at = line.find("sha256=");
   return at == std::string::npos ? "" : line.substr(at + 7, 64);
+}
+
+// x op x for x float32[4, 8]: two programs whose kernels differ only in the operation.
+std::string self_op_model(const fs::path& dir, const std::string& op) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {dim(4), dim(8)});
+  b.output(b.op(op, "/op", {x, x}));
+  std::string path = (dir / (op + ".onnx")).string();
+  save_onnx(b.finish(), path);
+  return path;
+}
+
+std::vector<fs::path> entries(const fs::path& cache) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::recursive_directory_iterator(cache))
+    if (e.path().extension() == ".bin") found.push_back(e.path());
+  return found;
+}
+
+// A cache entry proves it belongs to its key, and is trusted only as this user's own regular
+// file: an entry copied over another's gave X*X where X+X was asked (exit 0); a symbolic link
+// out of the folder, even to a file of another user, was followed and loaded.
+TEST(CpuBackend, ACacheEntryIsUsedOnlyForItsKeyAndOnlyAsThisUsersOwnFile) {
+  PrivateTempDir tmp("lockstep-cache-test");
+  fs::path cache = tmp.path() / "cache";
+  std::string add = self_op_model(tmp.path(), "Add"), mul = self_op_model(tmp.path(), "Mul");
+  std::string want = sha_of(run_cli(add, cache));
+  fs::path add_entry = entries(cache).at(0);
+  run_cli(mul, cache);
+  fs::path mul_entry;
+  for (const fs::path& e : entries(cache))
+    if (e != add_entry) mul_entry = e;
+  ASSERT_FALSE(mul_entry.empty());
+  auto expect_rebuilt = [&](const std::string& why) {
+    std::string out = run_cli(add, cache);
+    EXPECT_NE(out.find("cache entry '" + add_entry.string() + "' " + why + "; rebuilding it"), std::string::npos) << out;
+    EXPECT_EQ(sha_of(out), want) << out;
+  };
+  fs::copy_file(mul_entry, add_entry, fs::copy_options::overwrite_existing);
+  expect_rebuilt("was written for another key");
+  fs::path elsewhere = tmp.path() / "planted.bin";
+  fs::copy_file(mul_entry, elsewhere);
+  fs::remove(add_entry);
+  fs::create_symlink(elsewhere, add_entry);
+  expect_rebuilt("is a symbolic link");
+  EXPECT_FALSE(fs::is_symlink(add_entry)) << "the link is replaced, not written through";
+  fs::permissions(add_entry, fs::perms::group_write, fs::perm_options::add);
+  expect_rebuilt("is writable by other users");
+  EXPECT_EQ(run_cli(add, cache).find("warning"), std::string::npos) << "rebuilt whole, 0600";
+  EXPECT_EQ(fs::status(add_entry).permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
+  // A folder on the way that others may write: the cache is not used at all.
+  fs::permissions(cache, fs::perms::others_write, fs::perm_options::add);
+  std::string out = run_cli(add, cache);
+  EXPECT_NE(out.find("the kernel cache was not used ('" + cache.string() + "' is writable by other users)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(sha_of(out), want);
+}
+
+// The XDG base directory spec: a relative XDG_CACHE_HOME is invalid and is ignored.
+TEST(CpuBackend, ARelativeXdgCacheHomeIsIgnored) {
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  fs::path p = cache_dir_path("cpu");
+  old ? setenv("XDG_CACHE_HOME", saved.c_str(), 1) : unsetenv("XDG_CACHE_HOME");
+  EXPECT_TRUE(p.is_absolute()) << p;
+  EXPECT_EQ(p.string().find("relative/cache"), std::string::npos) << p;
 }
 
 TEST(CpuBackend, CorruptCacheEntryIsRebuiltWithAWarning) {

@@ -29,4 +29,8 @@ std::filesystem::path cache_dir_path(const std::string& target);
 // the reason (the caller then compiles without the cache and says so once).
 std::filesystem::path usable_cache_dir(const std::string& target, std::string* why);
 
+// Reads a cache entry into `bytes` without following a link: "" when it is a regular file owned
+// by this user and writable by nobody else, else why not ("absent" when there is none).
+std::string read_cache_entry(const std::filesystem::path& file, std::string* bytes);
+
 }  // namespace lockstep

@@ -75,14 +75,14 @@ void StagedFiles::discard() noexcept {
   entries_.clear();
 }
 
-void StagedFiles::add(const std::string& path, std::string_view bytes) {
+void StagedFiles::add(const std::string& path, std::string_view bytes, mode_t mode) {
   if (fs::path(path).filename().empty()) throw Error("cannot write '" + path + "': not a file name");
   std::string tmp;
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
     tmp = sibling_name(path, ".tmp");
     // O_EXCL: never an existing file or a planted symlink; O_NOFOLLOW says so twice.
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0 && (errno != EEXIST || attempt == 100)) throw Error("cannot write '" + path + "': " + why(errno));
   }
   auto fail = [&](const char* doing, int err, bool close_fd) {
@@ -246,9 +246,9 @@ std::string read_own_file(const std::string& path) {
   return ss.str();
 }
 
-void write_file_atomic(const std::string& path, std::string_view bytes) {
+void write_file_atomic(const std::string& path, std::string_view bytes, mode_t mode) {
   StagedFiles f;
-  f.add(path, bytes);
+  f.add(path, bytes, mode);
   f.commit();
 }
 

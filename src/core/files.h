@@ -2,6 +2,8 @@
 // name the file and the reason (strerror), and nothing the user had there overwritten or lost
 // unless the command says it replaces it.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +23,8 @@ class StagedFiles {
   StagedFiles(const StagedFiles&) = delete;
   StagedFiles& operator=(const StagedFiles&) = delete;
 
-  void add(const std::string& path, std::string_view bytes);
+  // `mode` (before the umask) of the file written; the cache writes its entries 0600.
+  void add(const std::string& path, std::string_view bytes, mode_t mode = 0666);
   void commit();
 
  private:
@@ -56,7 +59,7 @@ class OutputDir {
 
 // Writes to a temporary file in the same folder and renames it over `path`, so readers see
 // either the old file or the complete new one, never a part. Throws Error naming the file.
-void write_file_atomic(const std::string& path, std::string_view bytes);
+void write_file_atomic(const std::string& path, std::string_view bytes, mode_t mode = 0666);
 
 // Throws Error when `out` is the same file as one of `inputs` (the command's model and input
 // files): what `option` writes there would replace what the user gave.

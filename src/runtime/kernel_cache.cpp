@@ -18,27 +18,37 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kMagic = "lockstep-code-1\n";
+const std::string kMagic = "lockstep-code-2\n";
 
 std::string sha(const std::string& s) { return sha256_hex(s.data(), s.size()); }
 
-// One file per entry: magic, sha256 of the code, then the code.
-std::string encode_entry(const std::string& code) { return kMagic + sha(code) + "\n" + code; }
-
-bool decode_entry(const std::string& bytes, std::string& code) {
-  size_t head = kMagic.size() + 65;
-  if (bytes.size() < head || bytes.compare(0, kMagic.size(), kMagic) != 0 || bytes[head - 1] != '\n') return false;
-  code = bytes.substr(head);
-  return sha(code) == bytes.substr(kMagic.size(), 64);
+// One file per entry: magic, the full key it was written for, the sha256 of the code, the code.
+// An entry proves it belongs to its key: one copied over another's file is refused.
+std::string encode_entry(const std::string& key, const std::string& code) {
+  return kMagic + key + "\n" + sha(code) + "\n" + code;
 }
 
-// The disk entry of `key`, or null when absent; a corrupt entry is reported and rebuilt.
+// "" with the code, or why the entry cannot be used.
+std::string decode_entry(const std::string& bytes, const std::string& key, std::string& code) {
+  size_t head = kMagic.size() + 65 + 65;
+  if (bytes.size() < head || bytes.compare(0, kMagic.size(), kMagic) != 0 || bytes[kMagic.size() + 64] != '\n' ||
+      bytes[head - 1] != '\n')
+    return "is corrupt";
+  if (bytes.compare(kMagic.size(), 64, key) != 0) return "was written for another key";
+  code = bytes.substr(head);
+  return sha(code) == bytes.substr(kMagic.size() + 65, 64) ? "" : "is corrupt";
+}
+
+// The disk entry of `key`, or null when absent; one that cannot be used is reported and rebuilt.
 std::shared_ptr<const CompiledCode> read_entry(const fs::path& file, const std::string& key, const std::string& target) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return nullptr;
+  std::string bytes;
+  std::string no = read_cache_entry(file, &bytes);
+  if (no == "absent") return nullptr;
   CompiledCode c{key, ""};
-  if (decode_entry(read_own_file(file.string()), c.bytes)) return std::make_shared<const CompiledCode>(std::move(c));
-  std::cerr << "warning: " << target << " cache entry '" << printable(file.string()) << "' is corrupt; rebuilding it\n";
+  if (no.empty()) no = decode_entry(bytes, key, c.bytes);
+  else no = "is " + no;
+  if (no.empty()) return std::make_shared<const CompiledCode>(std::move(c));
+  std::cerr << "warning: " << target << " cache entry '" << printable(file.string()) << "' " << no << "; rebuilding it\n";
   return nullptr;
 }
 
@@ -59,7 +69,7 @@ std::shared_ptr<const CompiledCode> from_disk_or_build(CodeCompiler& compiler, c
   if (auto c = read_entry(file, key, r.target)) return c;
   auto code = build(compiler, r, key);
   try {
-    write_file_atomic(file.string(), encode_entry(code->bytes));
+    write_file_atomic(file.string(), encode_entry(key, code->bytes), 0600);
   } catch (const std::exception& e) {  // the result still stands
     std::cerr << "warning: " << r.target << ": cannot write the kernel cache: " << printable(e.what()) << "\n";
   }

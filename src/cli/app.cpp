@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -5,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/text.h"
 
 namespace lockstep::cli {
@@ -15,8 +17,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "lockstep 0.1.0");
   std::map<CLI::App*, Action> actions;
+  app.add_option_function<std::string>(
+         "--max-memory",
+         [](const std::string& v) {
+           parse_memory_size(v, "--max-memory");
+           setenv("LOCKSTEP_MAX_MEMORY", v.c_str(), 1);  // fresh processes of check inherit it
+         },
+         "SIZE (K, M, G, T): the most memory this process may use; a model that needs more is an "
+         "error before it is allocated (also LOCKSTEP_MAX_MEMORY; the cgroup, ulimit -v and the "
+         "available memory always count)")
+      ->type_name("SIZE");
   auto add = [&](const char* name, const char* help, Action (*make)(CLI::App&)) {
     CLI::App* sub = app.add_subcommand(name, help);
+    sub->fallthrough();  // --max-memory after the subcommand too
     actions[sub] = make(*sub);
   };
   add("info", "Print a model's inputs, outputs, op counts and parameters", add_info);

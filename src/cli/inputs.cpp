@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "frontend/npy.h"
+#include "core/memory.h"
 
 namespace lockstep::cli {
 
@@ -319,6 +320,10 @@ TensorMap make_inputs(const Graph& g, const InputSpec& spec) {
     const Value& v = g.values[g.inputs[k]];
     if (all.count(v.name)) continue;
     Shape shape = generated_shape(v, bound);
+    // The tensor and the float64 values it is generated from: refused, naming the input and its
+    // dims, before either is made (--dim T=100000000 on a decoder).
+    require_memory(checked_bytes(checked_numel(shape), 8 + static_cast<int64_t>(dtype_size(v.type.dtype))),
+                   "generating input '" + v.name + "' " + TypeInfo{v.type.dtype, true, shape}.str());
     int role = int(k) == roles.first ? 0 : int(k) == roles.second ? 1 : -1;
     all[v.name] = role >= 0 ? vits_input(v, shape, role) : random_input(v, shape, spec.seed, k);
   }

@@ -1,15 +1,21 @@
 #include "core/tensor.h"
+#include "core/memory.h"
 
 #include <cmath>
 #include <limits>
 
 namespace lockstep {
 
+// Every tensor's bytes are checked against what the process may use before they are taken
+// (small ones cost nothing: require_memory looks only at large requests).
 Tensor::Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
-  bytes.assign(static_cast<size_t>(numel()) * dtype_size(t), 0);
+  int64_t n = checked_bytes(checked_numel(shape), static_cast<int64_t>(dtype_size(t)));
+  require_memory(n, "a tensor of " + std::string(dtype_name(t)) + shape_str(shape));
+  bytes.assign(static_cast<size_t>(n), 0);
 }
 
 RefTensor::RefTensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
+  require_memory(checked_bytes(checked_numel(shape), 8), "a float64/int64 tensor of shape " + shape_str(shape));
   if (is_float()) f.assign(numel(), 0.0);
   else i.assign(numel(), 0);
 }

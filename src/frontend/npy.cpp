@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/file_reader.h"
 #include "core/files.h"
+#include "core/memory.h"
 
 namespace lockstep {
 
@@ -304,6 +305,8 @@ Tensor read_npy(const std::string& path) {
   }
   if (f.regular() && static_cast<uint64_t>(f.size()) - b.size() != l.data_bytes)
     throw Error(size_mismatch(l, static_cast<uint64_t>(f.size()) - b.size(), what));
+  // Its bytes are held twice (as read, then as the tensor) before any of them is read.
+  require_memory(checked_bytes(static_cast<int64_t>(std::min<uint64_t>(l.data_bytes, INT64_MAX / 2)), 2), what);
   std::string data = f.read_up_to(l.data_bytes);
   if (data.size() != l.data_bytes) throw Error(size_mismatch(l, data.size(), what));
   if (!f.at_end()) throw Error(what + ": holds more data than its header declares (" + std::to_string(l.data_bytes) + " bytes)");

@@ -44,13 +44,17 @@ namespace {
 // Closes a descriptor however the read ends.
 struct Fd {
   int fd;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Fd(const Fd&) = delete;
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
 };
 
-// Reads exactly `need` bytes at `offset` of a regular file, never more.
-void read_exact(const fs::path& file, int64_t offset, int64_t need, uint8_t* to, const std::string& what) {
+// A regular file that holds `need` bytes at `offset`, opened: checked before anything is
+// allocated for them (a 256-byte file may declare 16 GiB).
+Fd open_external(const fs::path& file, int64_t offset, int64_t need, const std::string& what) {
   // No following a link swapped in since resolving; O_NONBLOCK so a FIFO can never block open.
   Fd f{::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) throw Error(what + ": cannot open external data file '" + file.string() + "': " + std::strerror(errno));
@@ -59,7 +63,12 @@ void read_exact(const fs::path& file, int64_t offset, int64_t need, uint8_t* to,
     throw Error(what + ": external data file '" + file.string() + "' is not a regular file");
   if (offset < 0 || offset > st.st_size || need > st.st_size - offset)
     throw Error(what + ": external data file '" + file.string() + "' is too short (" + std::to_string(st.st_size) +
-                " bytes, need " + std::to_string(offset + need) + ")");
+                " bytes; the tensor needs " + std::to_string(need) + " bytes at offset " + std::to_string(offset) + ")");
+  return f;
+}
+
+// Reads exactly `need` bytes at `offset` of the opened file, never more.
+void read_exact(const Fd& f, const fs::path& file, int64_t offset, int64_t need, uint8_t* to, const std::string& what) {
   for (int64_t done = 0; done < need;) {
     ssize_t n = ::pread(f.fd, to + done, static_cast<size_t>(need - done), offset + done);
     if (n < 0 && errno == EINTR) continue;
@@ -98,8 +107,9 @@ static Tensor read_external(const onnx::TensorProto& t, const std::string& base_
     throw Error(what + ": external data length " + std::to_string(length) + " but shape needs " +
                 std::to_string(need) + " bytes");
   if (offset < 0) throw Error(what + ": external data offset " + std::to_string(offset) + " is negative");
-  Tensor out(dt, shape);
-  read_exact(file, offset, need, out.bytes.data(), what);
+  Fd f = open_external(file, offset, need, what);
+  Tensor out(dt, shape);  // checked against the memory this process may use
+  read_exact(f, file, offset, need, out.bytes.data(), what);
   return out;
 }
 

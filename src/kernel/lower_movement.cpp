@@ -6,6 +6,7 @@
 #include <set>
 
 #include "kernel/lower_ctx.h"
+#include "core/memory.h"
 
 namespace lockstep::kir {
 
@@ -20,6 +21,17 @@ constexpr int64_t kIota = int64_t{1} << 40;
 std::vector<RefTensor> probe(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   RefCtx c(L.g, n);
+  // The probe holds an int64 per element of its input and of each output: a data-movement bomb
+  // (an Expand or Pad to terabytes) is refused here, before any of it is made.
+  int64_t bytes = checked_bytes(checked_numel(L.shape(node.inputs[0])), 8);
+  for (int v : node.outputs)
+    if (int64_t b = v < 0 ? 0 : checked_bytes(checked_numel(L.shape(v)), 8); b < 0 || bytes < 0 || __builtin_add_overflow(bytes, b, &bytes))
+      bytes = -1;
+  try {
+    require_memory(bytes, "compiling its index map (the op's reference run on every element)");
+  } catch (const MemoryRefused& e) {
+    c.fail(e.what());
+  }
   RefTensor iota(DType::i64, L.shape(node.inputs[0]));
   for (int64_t j = 0; j < iota.numel(); ++j) iota.i[j] = kIota + j;
   std::vector<RefTensor> held;  // keeps substituted inputs alive

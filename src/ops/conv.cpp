@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/conv.h"
+#include "ops/infer.h"
 
 namespace lockstep {
 
@@ -30,17 +31,20 @@ AutoPad parse_auto_pad(const OpCtx& c) {
   c.fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + s + "'");
 }
 
-Shape ints_of_length(const OpCtx& c, const char* key, size_t n, int64_t def, int64_t min) {
+// Values in [min, max]: bounded so that no size computed from them overflows int64.
+Shape ints_of_length(const OpCtx& c, const char* key, size_t n, int64_t def, int64_t min, int64_t max = kMaxElements) {
   Shape v = c.attr_ints(key, Shape(n, def));
   if (v.size() != n)
     c.fail(std::string("attribute '") + key + "' has " + std::to_string(v.size()) +
            " values, expected " + std::to_string(n) + " for this input rank");
   for (int64_t x : v)
-    if (x < min)
-      c.fail(std::string("attribute '") + key + "' values must be >= " + std::to_string(min) +
-             ", got " + shape_str(v));
+    if (x < min || x > max)
+      c.fail(std::string("attribute '") + key + "' values must be from " + std::to_string(min) + " to " +
+             std::to_string(max) + ", got " + shape_str(v));
   return v;
 }
+
+constexpr int64_t kMaxStep = int64_t{1} << 31;  // strides, dilations, kernel sizes
 
 // `w_spatial` are W's spatial dims (-1 when unknown); kernel_shape must agree with them.
 ConvAttrs parse_attrs(const OpCtx& c, int64_t nd, const Shape& w_spatial, bool transpose) {
@@ -49,15 +53,15 @@ ConvAttrs parse_attrs(const OpCtx& c, int64_t nd, const Shape& w_spatial, bool t
   a.group = c.attr_int("group", 1);
   if (a.group < 1) c.fail("group must be >= 1, got " + std::to_string(a.group));
   a.auto_pad = parse_auto_pad(c);
-  a.kernel = c.has_attr("kernel_shape") ? ints_of_length(c, "kernel_shape", nd, 1, 1) : w_spatial;
+  a.kernel = c.has_attr("kernel_shape") ? ints_of_length(c, "kernel_shape", nd, 1, 1, kMaxStep) : w_spatial;
   for (int64_t i = 0; i < nd; ++i) {
     if (w_spatial[i] == 0) c.fail("weight W has an empty spatial axis " + shape_str(w_spatial));
     if (w_spatial[i] >= 0 && a.kernel[i] != w_spatial[i])
       c.fail("kernel_shape " + shape_str(a.kernel) + " does not match the weight's spatial dims " +
              shape_str(w_spatial));
   }
-  a.strides = ints_of_length(c, "strides", nd, 1, 1);
-  a.dilations = ints_of_length(c, "dilations", nd, 1, 1);
+  a.strides = ints_of_length(c, "strides", nd, 1, 1, kMaxStep);
+  a.dilations = ints_of_length(c, "dilations", nd, 1, 1, kMaxStep);
   a.pads = ints_of_length(c, "pads", 2 * nd, 0, 0);
   if (a.auto_pad != AutoPad::NotSet && std::any_of(a.pads.begin(), a.pads.end(), [](int64_t p) { return p != 0; }))
     c.fail("pads cannot be used together with auto_pad " + c.attr_string("auto_pad", ""));
@@ -103,7 +107,13 @@ Shape conv_transpose_out_dims(const OpCtx& c, ConvAttrs& a, const Shape& in) {
   for (int64_t i = 0; i < a.nd; ++i) {
     if (!a.output_shape.empty()) out[i] = a.output_shape[i];
     if (in[i] < 0 || a.kernel[i] < 0) continue;
-    int64_t full = a.strides[i] * (in[i] - 1) + a.output_padding[i] + dilated(a, i);
+    // In 128 bits: strides and sizes from a model may overflow int64 (a message printed
+    // "output size -4611686018427387901").
+    __int128 wide = static_cast<__int128>(a.strides[i]) * (in[i] - 1) + a.output_padding[i] + dilated(a, i);
+    if (wide > kMaxElements)
+      c.fail("spatial axis " + std::to_string(i) + ": the output would be longer than 2^40 (input " + std::to_string(in[i]) +
+             ", stride " + std::to_string(a.strides[i]) + ")");
+    int64_t full = static_cast<int64_t>(wide);
     if (a.output_shape.empty() && same) out[i] = in[i] * a.strides[i];
     if (!a.output_shape.empty() || same) {
       // ONNX: SAME_UPPER puts the odd cell at the end, otherwise at the start (floor division,

@@ -2,6 +2,7 @@
 
 #include "ops/op.h"
 #include "passes/passes.h"
+#include "core/memory.h"
 
 namespace lockstep {
 
@@ -46,11 +47,18 @@ void fold_constants(Graph& g, PassManager& pm) {
       c.in.push_back(v >= 0 ? &ins.back() : nullptr);
     }
     c.out.resize(node.outputs.size());
-    find_op(node.domain, node.op_type)->ref(c);
+    try {
+      find_op(node.domain, node.op_type)->ref(c);
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        int v = node.outputs[k];
+        if (v >= 0) g.values[v].initializer = std::make_shared<Tensor>(from_ref(c.out[k]));
+      }
+    } catch (const MemoryRefused& e) {  // a constant bomb: refused, not allocated
+      c.fail(std::string("computed at compile time, ") + e.what());
+    }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       int v = node.outputs[k];
       if (v < 0) continue;
-      g.values[v].initializer = std::make_shared<Tensor>(from_ref(c.out[k]));
       g.values[v].type = TypeInfo{c.out[k].dtype, true, c.out[k].shape};
     }
     dead[n] = true;

@@ -2,6 +2,7 @@
 
 #include "ops/infer.h"
 #include "ops/op.h"
+#include "core/memory.h"
 
 namespace lockstep {
 
@@ -36,6 +37,17 @@ std::vector<RefTensor> run_reference(const Graph& g, const TensorMap& inputs,
   for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
     const Node& node = g.nodes[n];
     RefCtx c(g, n);
+    int64_t bytes = 0;  // the node's outputs in float64/int64, checked before any is made
+    for (int v : node.outputs) {
+      if (v < 0 || !types.type[v].fully_known()) continue;
+      int64_t b = checked_bytes(checked_numel(types.type[v].dims), 8);
+      if (b < 0 || bytes < 0 || __builtin_add_overflow(bytes, b, &bytes)) bytes = -1;
+    }
+    try {
+      require_memory(bytes, "computing its outputs in float64 (the reference)");
+    } catch (const MemoryRefused& e) {
+      c.fail(e.what());
+    }
     for (int v : node.inputs) c.in.push_back(v >= 0 ? &*vals[v] : nullptr);
     c.out.resize(node.outputs.size());
     find_op(node.domain, node.op_type)->ref(c);

@@ -96,6 +96,9 @@ class Device {
   // Lowers the target's description to what this device has (a device without fp64 clears
   // has_f64, so lowering rewrites or refuses what needs it before code is generated).
   virtual void narrow(kir::TargetDesc& d) const {}
+  // The device's memory is the host's (cpu, an OpenCL CPU device, Metal's unified memory): a
+  // program's blocks are checked against what the process may use before they are allocated.
+  virtual bool host_memory() const { return false; }
   virtual std::unique_ptr<Timer> timer() { return nullptr; }
   // Records what is queued until end_capture as one replayable sequence; false: unsupported.
   virtual bool begin_capture() { return false; }

@@ -49,6 +49,7 @@ class Executor {
   void verify_constants();  // throws Error naming the first constant whose upload was corrupted
 
  private:
+  void require_room(int64_t bytes) const;
   void bind_addresses();
   void enqueue_plan(bool capture, Timer* timer);
   void replay();

@@ -18,6 +18,7 @@
 #include "core/sha256.h"
 #include "frontend/npy.h"
 #include "runtime/device_toolkit.h"
+#include "core/memory.h"
 
 namespace lockstep::cpu {
 
@@ -101,6 +102,9 @@ void CpuDevice::bind(const std::vector<DevicePtr>& address) {
 constexpr size_t kMapHead = 4096;
 
 DevicePtr CpuDevice::allocate(size_t bytes) {
+  // The mapping is lazy: without this check a block too large would be taken page by page
+  // and the process killed, not refused.
+  require_memory(static_cast<int64_t>(std::min<size_t>(bytes, INT64_MAX)), "cpu: a block of the program's memory");
   size_t total = kMapHead + bytes;
   void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw Error("cpu: cannot allocate " + std::to_string(bytes) + " bytes");

@@ -14,6 +14,7 @@ class CpuDevice : public Device {
  public:
   explicit CpuDevice(int threads) : threads_(threads) {}
   std::string key() const override { return "cpu"; }
+  bool host_memory() const override { return true; }
   void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override;
   void bind(const std::vector<DevicePtr>& address) override;
   DevicePtr allocate(size_t bytes) override;

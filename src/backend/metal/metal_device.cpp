@@ -50,6 +50,7 @@ class MtlDevice : public Device {
     }
   }
   std::string key() const override { return d_.key(); }
+  bool host_memory() const override { return true; }  // unified memory, or the simulator's
 
   void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override;
   void bind(const std::vector<DevicePtr>& address) override;

@@ -98,6 +98,7 @@ class ClDevice : public Device {
     a_.clReleaseCommandQueue(q_);
   }
   std::string key() const override { return "opencl:" + std::to_string(index_); }
+  bool host_memory() const override { return !c_.device.gpu; }
   void narrow(kir::TargetDesc& d) const override { d.has_f64 = d.has_f64 && c_.device.fp64; }
 
   void load(const std::string& code, const kir::Plan& plan, const std::vector<std::string>& entries) override {

@@ -236,6 +236,9 @@ void CompiledProgram::specialise(const Specialisation& s) {
   lap("pipeline", t);
   mem_ = plan_memory(plan_);
   if (opts_.checked) check_memory_plan(plan_, mem_);
+  if (dev_)  // before the native compile's seconds: a program too large to run is refused now
+    require_program_room(*dev_, target_.name, plan_,
+                         program_bytes(layout_device_memory(plan_, mem_, opts_.checked, desc_.buffer_align), 0));
   lap("plan", t);
   codegen::ProgramSource source = target_.program_source(plan_);
   lap("source", t);

@@ -42,31 +42,32 @@ Executor::~Executor() {
   }
 }
 
-// On a device whose memory is the host's, the blocks are refused before they are allocated
-// when the process may not take them, naming the largest buffer and the nodes that write it.
-void Executor::require_room(int64_t bytes) const {
-  if (!dev_.host_memory()) return;
+void require_program_room(const Device& dev, const std::string& target, const kir::Plan& plan, int64_t bytes) {
+  if (!dev.host_memory()) return;
   int largest = -1;
-  for (size_t b = 0; b < plan_->buffers.size(); ++b)
-    if (largest < 0 || plan_->buffers[b].bytes() > plan_->buffers[largest].bytes()) largest = static_cast<int>(b);
-  std::string what = target_ + ": the program's memory";
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    if (largest < 0 || plan.buffers[b].bytes() > plan.buffers[largest].bytes()) largest = static_cast<int>(b);
+  std::string what = target + ": the program's memory";
   if (largest >= 0) {
-    const kir::Buffer& b = plan_->buffers[largest];
+    const kir::Buffer& b = plan.buffers[largest];
     what += " (its largest buffer '" + b.name + "' " + dtype_name(b.dtype) + shape_str(b.shape);
-    for (const kir::Kernel& k : plan_->kernels)
+    for (const kir::Kernel& k : plan.kernels)
       if (k.out == largest) what += ", written by node " + kir::node_list(k);
     what += ")";
   }
   require_memory(bytes, what);
 }
 
+int64_t program_bytes(const DeviceLayout& l, int64_t reserve) {
+  int64_t total = 0;
+  return __builtin_add_overflow(std::max(l.total, reserve), l.constant_total, &total) ? -1 : total;
+}
+
 void Executor::place(const kir::Plan& plan, const MemoryPlan& mem, int64_t reserve) {
   plan_ = &plan;
   mem_ = &mem;
   layout_ = layout_device_memory(plan, mem, opts_.checked, align_);
-  int64_t total = 0;
-  if (__builtin_add_overflow(std::max(layout_.total, reserve), layout_.constant_total, &total)) total = -1;
-  require_room(total);
+  require_program_room(dev_, target_, plan, program_bytes(layout_, reserve));
   constant_block_ = dev_.allocate(static_cast<size_t>(layout_.constant_total));
   block_bytes_ = std::max(layout_.total, reserve);
   block_ = dev_.allocate(static_cast<size_t>(block_bytes_));
@@ -78,7 +79,7 @@ bool Executor::rebind() {
   layout_ = layout_device_memory(*plan_, *mem_, opts_.checked, align_);
   bool grew = layout_.total > block_bytes_;
   if (grew) {
-    require_room(layout_.total);
+    require_program_room(dev_, target_, *plan_, layout_.total);
     DevicePtr old = block_;
     block_ = 0;
     block_bytes_ = 0;

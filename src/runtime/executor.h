@@ -17,6 +17,12 @@
 
 namespace lockstep {
 
+// On a device whose memory is the host's, `bytes` of a program are refused (an Error naming the
+// plan's largest buffer and the nodes that write it) when the process may not take them.
+void require_program_room(const Device& dev, const std::string& target, const kir::Plan& plan, int64_t bytes);
+// The bytes of both blocks of a layout (the length-dependent one at least `reserve`); -1 on overflow.
+int64_t program_bytes(const DeviceLayout& l, int64_t reserve);
+
 class Executor {
  public:
   // `align`: the target's buffer alignment (TargetDesc::buffer_align); `target` names it in errors.
@@ -49,7 +55,6 @@ class Executor {
   void verify_constants();  // throws Error naming the first constant whose upload was corrupted
 
  private:
-  void require_room(int64_t bytes) const;
   void bind_addresses();
   void enqueue_plan(bool capture, Timer* timer);
   void replay();

@@ -110,6 +110,7 @@ class HostLibrary {
 #include <cstring>
 static inline float ls_as_float(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
 static inline uint32_t ls_as_uint(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+static inline double ls_as_double(uint64_t x) { double d; std::memcpy(&d, &x, 8); return d; }
 )";
     std::string source = codegen::helper_functions(d) + R"(
 extern "C" void ls_sweep(int fn, const float* x, const float* y, float* out, long n) {

@@ -138,9 +138,19 @@ constexpr size_t kShownExpr = 80;  // of an unprintable expression, in the error
 
 }  // namespace
 
+// The unsigned type integer values of `t` wrap in: 64 bits for 64-bit types, else 32 (a narrower
+// one would be promoted to int, whose overflow is undefined).
+static const char* wrapping_type(DType t) { return dtype_size(t) == 8 ? "uint64_t" : "uint32_t"; }
+
+std::string CPrinter::wrapped(DType t, const std::string& expr) const {
+  return "((" + compute_type(t) + ")(" + expr + "))";
+}
+
 std::string CPrinter::unary(const Expr& e, const std::string& a) const {
   bool fl = dtype_is_float(e.type);
+  std::string u = wrapping_type(e.type);
   switch (e.fn) {
+    case Fn::WNeg: return wrapped(e.type, "(" + u + ")0 - (" + u + ")(" + a + ")");
     case Fn::Neg: return "(-" + a + ")";
     case Fn::Not: return "(!" + a + ")";
     case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : helper("ls_iabs", e.type) + "(" + a + ")";
@@ -158,7 +168,11 @@ std::string CPrinter::unary(const Expr& e, const std::string& a) const {
 std::string CPrinter::binary(const Expr& e, const std::string& a, const std::string& b) const {
   if (const char* op = infix(e.fn)) return "(" + a + " " + op + " " + b + ")";
   bool fl = dtype_is_float(e.type);
+  std::string u = wrapping_type(e.type), ua = "(" + u + ")(" + a + ")", ub = "(" + u + ")(" + b + ")";
   switch (e.fn) {
+    case Fn::WAdd: return wrapped(e.type, ua + " + " + ub);
+    case Fn::WSub: return wrapped(e.type, ua + " - " + ub);
+    case Fn::WMul: return wrapped(e.type, ua + " * " + ub);
     case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
     case Fn::Pow: return transcendental("pow", e.type) + "(" + a + ", " + b + ")";
     case Fn::Min: return helper("ls_min", e.type) + "(" + a + ", " + b + ")";
@@ -190,6 +204,8 @@ std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
       if (e.type == DType::f16) return "ls_round_h(" + a(0) + ")";
       if (e.type == DType::bf16) return "ls_round_bf(" + a(0) + ")";
       if (e.type == DType::boolean) return "(" + a(0) + " != 0)";
+      if (dtype_is_float(e.args[0]->type) && !dtype_is_float(e.type))  // defined for NaN and out of range
+        return "ls_f2i_" + compute_type(e.type) + "_" + compute_type(e.args[0]->type) + "(" + a(0) + ")";
       return "((" + compute_type(e.type) + ")(" + a(0) + "))";
     case Op::Unary: s = e.args.size() == 1 ? unary(e, a(0)) : ""; break;
     case Op::Binary:
@@ -198,15 +214,21 @@ std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
       break;
   }
   if (s.empty()) throw InternalError("internal: code generation cannot print the expression " + to_string(ep).substr(0, kShownExpr));
+  // A half or bfloat16 result is rounded to its type after every operation, fused or not, as an
+  // engine computing in that type would (so a pass limit changes no f16 result).
+  if (e.type == DType::f16) return "ls_round_h(" + s + ")";
+  if (e.type == DType::bf16) return "ls_round_bf(" + s + ")";
   return s;
 }
 
 std::string CPrinter::store(const Plan& p, const Kernel& k, const std::string& flat, const std::string& value) const {
   const Buffer& b = p.buffers[k.out];
   std::string v;
-  switch (b.dtype) {
-    case DType::f16: v = "ls_f2h(" + value + ")"; break;
+  switch (b.dtype) {  // one NaN (positive, quiet) for every float type on every target
+    case DType::f16: v = "ls_canon_h(ls_f2h(" + value + "))"; break;
     case DType::bf16: v = "ls_f2bf(" + value + ")"; break;
+    case DType::f32: v = "ls_canon_f(" + value + ")"; break;
+    case DType::f64: v = "ls_canon_d(" + value + ")"; break;
     default: v = "(" + storage_type(b.dtype) + ")(" + value + ")";
   }
   return buf_name(k.out) + "[" + flat + "] = " + v + ";";
@@ -303,6 +325,10 @@ std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const
   if (fusable_product(red)) {
     const Expr& m = *red.args[0];
     return acc + " = " + math("fma", red.type) + "(" + expr(m.args[0]) + ", " + expr(m.args[1]) + ", " + acc + ");";
+  }
+  if (!dtype_is_float(red.type) && red.type != DType::boolean) {  // integer sums wrap at every step
+    std::string u = wrapping_type(red.type);
+    return acc + " = " + wrapped(red.type, "(" + u + ")" + acc + " + (" + u + ")(" + expr(red.args[0]) + ")") + ";";
   }
   return acc + " = " + acc + " + (" + at + ")(" + expr(red.args[0]) + ");";
 }

@@ -109,6 +109,7 @@ class CPrinter {
 
  private:
   std::string unary(const kir::Expr& e, const std::string& a) const;
+  std::string wrapped(DType t, const std::string& expr) const;  // "((T)(expr))"
   mutable int symbols_ = -1;  // the kernel being printed reads the symbols from this buffer
   mutable TileRow tile_;      // the tile being printed, if its row var is split
   mutable Staged staged_;     // the reduction term being printed reads this buffer from shared memory

@@ -14,7 +14,8 @@ struct CDialect {
   std::string math_suffix;  // the target's float sqrt/fabs/floor/fmod: "f" (sqrtf) in C, "" if overloaded
   std::string int_suffix = "LL";  // of 64-bit integer literals: "L" in MSL, which has no long long
   // Helpers whose bodies differ per target: float <-> IEEE half (ls_h2f, ls_f2h, ls_round_h)
-  // and float bits (ls_as_float, ls_as_uint); the shared prelude builds bf16 on the latter.
+  // and float bits (ls_as_float, ls_as_uint; with f64 also ls_as_double); the shared prelude
+  // builds bf16 and the canonical NaN on the latter.
   std::string conversions;
   bool f64 = true;  // the target has double (its TargetDesc's has_f64): the prelude's f64 helpers
 };

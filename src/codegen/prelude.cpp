@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kShared = R"(FN float ls_bf2f(uint16_t b) { return ls_as_float((uint32_t)b << 16); }
 FN uint16_t ls_f2bf(float f) {
   uint32_t x = ls_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)0x7fc0;  // the one NaN every target stores
   x += 0x7fffu + ((x >> 16) & 1u); return (uint16_t)(x >> 16);
 }
 FN float ls_round_bf(float f) { return ls_bf2f(ls_f2bf(f)); }
@@ -20,9 +20,12 @@ FN uint32_t ls_udiv32(uint32_t x, uint64_t m) {
   return m == 0 ? x : (uint32_t)(((uint64_t)x * (m >> 32) + (((uint64_t)x * (uint32_t)m) >> 32)) >> 32);
 }
 FN uint32_t ls_umod32(uint32_t x, uint32_t d, uint64_t m) { return x - ls_udiv32(x, m) * d; }
+FN float ls_canon_f(float x) { return x == x ? x : ls_as_float(0x7fc00000u); }
+FN uint16_t ls_canon_h(uint16_t h) { return (h & 0x7fffu) > 0x7c00u ? (uint16_t)0x7e00 : h; }
 )";
 
 constexpr const char* kF64 = R"(FN double ls_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+FN double ls_canon_d(double x) { return x == x ? x : ls_as_double((uint64_t)0x7ff8000000000000); }
 )";
 
 // Typed helpers, one function per type: OpenCL C has neither templates nor overloads, so every
@@ -60,6 +63,20 @@ LS_INTEGER_TYPE(int8_t) LS_INTEGER_TYPE(uint8_t) LS_INTEGER_TYPE(int16_t) LS_INT
 LS_INTEGER_TYPE(int32_t) LS_INTEGER_TYPE(uint32_t) LS_INTEGER_TYPE(int64_t) LS_INTEGER_TYPE(uint64_t)
 )";
 
+// Float to integer, the same on every target (C leaves NaN and out-of-range conversions
+// undefined, and x86, CUDA and PoCL each give other values): NaN is 0, a value past the type's
+// range saturates to its MIN or MAX, the rest truncates toward zero. The bounds are powers of
+// two, exact in every float type, compared before any conversion happens.
+constexpr const char* kFloatToInt = R"(#define LS_F2I_S(T, N, F) FN T ls_f2i_##T##_##F(F x) { \
+  return x != x ? (T)0 : x >= (F)((uint64_t)1 << (N)) ? (T)(((uint64_t)1 << (N)) - 1u) \
+       : x < -(F)((uint64_t)1 << (N)) ? (T)((uint64_t)0 - ((uint64_t)1 << (N))) : (T)x; }
+#define LS_F2I_U(T, N, F) FN T ls_f2i_##T##_##F(F x) { \
+  return x != x ? (T)0 : x >= (F)2 * (F)((uint64_t)1 << ((N) - 1)) ? (T)~(uint64_t)0 : x <= (F)-1 ? (T)0 : (T)x; }
+#define LS_F2I(F) LS_F2I_S(int8_t, 7, F) LS_F2I_S(int16_t, 15, F) LS_F2I_S(int32_t, 31, F) LS_F2I_S(int64_t, 63, F) \
+  LS_F2I_U(uint8_t, 8, F) LS_F2I_U(uint16_t, 16, F) LS_F2I_U(uint32_t, 32, F) LS_F2I_U(uint64_t, 64, F)
+LS_F2I(float)
+)";
+
 std::string qualified(std::string text, const std::string& fn) {
   for (size_t at = text.find("FN "); at != std::string::npos; at = text.find("FN ", at + fn.size()))
     text.replace(at, 2, fn);
@@ -69,7 +86,8 @@ std::string qualified(std::string text, const std::string& fn) {
 }  // namespace
 
 std::string helper_functions(const CDialect& d) {
-  std::string typed = std::string(kOrdered) + kIntegers + (d.f64 ? "LS_ORDERED(double)\n" : "");
+  std::string typed = std::string(kOrdered) + kIntegers + kFloatToInt + "\n" +
+                      (d.f64 ? "LS_ORDERED(double)\nLS_F2I(double)\n" : "");
   std::string fma = "FN float ls_fma(float a, float b, float c) { return fma" + d.math_suffix + "(a, b, c); }\n";
   return d.conversions + qualified(fma + math_library_source() + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
 }

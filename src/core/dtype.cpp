@@ -66,7 +66,7 @@ uint16_t float_to_half(float f) {
   std::memcpy(&x, &f, 4);
   uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
   uint32_t ax = x & 0x7fffffff;
-  if (ax > 0x7f800000) return sign | 0x7e00;          // NaN
+  if (ax > 0x7f800000) return 0x7e00;                 // NaN: the one every target stores
   if (ax >= 0x477ff000) return sign | 0x7c00;         // overflow rounds to inf
   if (ax < 0x38800000) {                               // subnormal or zero
     float a;
@@ -91,7 +91,7 @@ float bf16_to_float(uint16_t b) {
 uint16_t float_to_bf16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);
+  if ((x & 0x7fffffff) > 0x7f800000) return 0x7fc0;  // NaN: the one every target stores
   x += 0x7fff + ((x >> 16) & 1);
   return static_cast<uint16_t>(x >> 16);
 }

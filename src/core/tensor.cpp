@@ -33,18 +33,26 @@ int64_t wrap_to_dtype(int64_t v, DType t) {
   }
 }
 
-// Float to integer as C++ would, but defined for NaN/out-of-range (they become 0 / saturate).
-static int64_t float_to_int64(double v) {
+int64_t saturate_to_dtype(double v, DType t) {
+  if (t == DType::boolean) return v != 0.0;  // NaN is true (the spec: only +-0 is false)
   if (std::isnan(v)) return 0;
-  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
-  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  int bits = static_cast<int>(8 * dtype_size(t));
+  bool is_unsigned = t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64;
+  if (is_unsigned) {
+    double top = std::ldexp(1.0, bits);  // 2^N: every bound is a power of two, exact in double
+    if (v >= top) return bits == 64 ? -1 : static_cast<int64_t>(top) - 1;  // u64's all-ones bit pattern
+    if (v <= -1.0) return 0;
+    return bits == 64 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v);
+  }
+  double half = std::ldexp(1.0, bits - 1);
+  if (v >= half) return static_cast<int64_t>(static_cast<uint64_t>(half) - 1);
+  if (v < -half) return static_cast<int64_t>(0 - static_cast<uint64_t>(half));
   return static_cast<int64_t>(v);
 }
 
 void RefTensor::set(int64_t k, double v) {
   if (is_float()) f[k] = v;
-  else if (dtype == DType::boolean) i[k] = v != 0.0;
-  else i[k] = wrap_to_dtype(float_to_int64(v), dtype);
+  else i[k] = saturate_to_dtype(v, dtype);
 }
 
 void RefTensor::set_int(int64_t k, int64_t v) {
@@ -59,6 +67,12 @@ double round_to_dtype(double v, DType t) {
     case DType::bf16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
     default: return v;
   }
+}
+
+double clamp_to_range(double v, DType t) {
+  if (t != DType::f32 && t != DType::f16 && t != DType::bf16) return v;
+  double r = round_to_dtype(v, t);
+  return std::isinf(r) || (r == 0 && v != 0) ? r : v;
 }
 
 template <class T> static void load_ints(const Tensor& t, RefTensor& r) {
@@ -96,8 +110,13 @@ Tensor from_ref(const RefTensor& r) {
   Tensor t(r.dtype, r.shape);
   int64_t n = r.numel();
   switch (r.dtype) {
-    case DType::f32: for (int64_t k = 0; k < n; ++k) t.data<float>()[k] = static_cast<float>(r.f[k]); break;
-    case DType::f64: for (int64_t k = 0; k < n; ++k) t.data<double>()[k] = r.f[k]; break;
+    // One NaN for every float type (positive, quiet), as every target stores it.
+    case DType::f32:
+      for (int64_t k = 0; k < n; ++k) t.data<float>()[k] = std::isnan(r.f[k]) ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r.f[k]);
+      break;
+    case DType::f64:
+      for (int64_t k = 0; k < n; ++k) t.data<double>()[k] = std::isnan(r.f[k]) ? std::numeric_limits<double>::quiet_NaN() : r.f[k];
+      break;
     case DType::f16: for (int64_t k = 0; k < n; ++k) t.data<uint16_t>()[k] = float_to_half(static_cast<float>(r.f[k])); break;
     case DType::bf16: for (int64_t k = 0; k < n; ++k) t.data<uint16_t>()[k] = float_to_bf16(static_cast<float>(r.f[k])); break;
     case DType::i8: store_ints<int8_t>(r, t); break;

@@ -60,5 +60,11 @@ RefTensor cast_ref(const RefTensor& r, DType to);
 // Rounds a double to what `t` can hold; the value the model's dtype would store.
 double round_to_dtype(double v, DType t);
 int64_t wrap_to_dtype(int64_t v, DType t);
+// A float converted to integer type `t`, the same on every target: NaN is 0, a value past the
+// type's range is its MIN or MAX, the rest truncates toward zero (bool: v != 0).
+int64_t saturate_to_dtype(double v, DType t);
+// `v` kept in full precision but not past the range of float type `t`: a value that rounds to
+// +-Inf or +-0 in `t` takes that value, as any engine computing in `t` gives it.
+double clamp_to_range(double v, DType t);
 
 }  // namespace lockstep

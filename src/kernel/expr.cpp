@@ -124,6 +124,17 @@ ExprP unary(Fn fn, ExprP a) {
   return make(e);
 }
 
+ExprP value_arith(Fn fn, ExprP a, ExprP b) {
+  if (dtype_is_float(a->type) || a->type == DType::boolean) return b ? binary(fn, std::move(a), std::move(b)) : unary(fn, std::move(a));
+  switch (fn) {
+    case Fn::Add: return binary(Fn::WAdd, std::move(a), std::move(b));
+    case Fn::Sub: return binary(Fn::WSub, std::move(a), std::move(b));
+    case Fn::Mul: return binary(Fn::WMul, std::move(a), std::move(b));
+    case Fn::Neg: return unary(Fn::WNeg, std::move(a));
+    default: return b ? binary(fn, std::move(a), std::move(b)) : unary(fn, std::move(a));
+  }
+}
+
 ExprP binary(Fn fn, ExprP a, ExprP b) {
   bool ints = !dtype_is_float(a->type) && !dtype_is_float(b->type);
   if (ints && is_const(a) && is_const(b)) {
@@ -293,7 +304,7 @@ bool same(const ExprP& a, const ExprP& b, int64_t budget) { return same_within(*
 static const char* fn_name(Fn fn) {
   static const char* names[] = {"none", "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "erf", "not",
                                 "floor", "add", "sub", "mul", "div", "mod", "pow", "min", "max", "lt",
-                                "le", "eq", "and", "or", "idiv", "ipow", "dot"};
+                                "le", "eq", "and", "or", "idiv", "ipow", "dot", "wadd", "wsub", "wmul", "wneg"};
   return names[static_cast<int>(fn)];
 }
 

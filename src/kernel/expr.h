@@ -39,6 +39,11 @@ enum class Fn : uint8_t {
   // fused multiply-add where the term is a float product. Fusion never makes one, so a product
   // fused in from another node is summed as before, and every pass limit gives the same bytes.
   Dot,
+  // Integer values (not indices) added, subtracted, multiplied, negated: two's complement,
+  // wrapping at the type's own width after every operation, fused or not (printed through
+  // unsigned arithmetic: signed overflow is undefined in CUDA, OpenCL C and MSL, and an 8- or
+  // 16-bit result must not be promoted past its width). Made by lowering (value_arith).
+  WAdd, WSub, WMul, WNeg,
 };
 
 struct Expr;
@@ -78,6 +83,9 @@ ExprP binary(Fn fn, ExprP a, ExprP b);
 ExprP select(ExprP cond, ExprP a, ExprP b);
 ExprP cast(ExprP a, DType to);
 ExprP reduce(Fn fn, ExprP body, int first_var, const Shape& extents);
+
+// Arithmetic on values of a node: Add/Sub/Mul/Neg for floats, WAdd/WSub/WMul/WNeg for integers.
+ExprP value_arith(Fn fn, ExprP a, ExprP b = nullptr);
 
 // Convenience for index arithmetic.
 inline ExprP add(ExprP a, ExprP b) { return binary(Fn::Add, a, b); }

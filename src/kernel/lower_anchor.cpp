@@ -72,7 +72,7 @@ ConvIndex channel_index(int64_t G, int64_t Cg, int64_t Mg, size_t r, bool transp
 ExprP conv_sum(Lowering& L, int n, ExprP term, size_t r, const Shape& extents) {
   const Node& node = L.g.nodes[n];
   ExprP body = reduce(Fn::Dot, std::move(term), static_cast<int>(r), extents);
-  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = binary(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
+  if (node.inputs.size() > 2 && node.inputs[2] >= 0) body = value_arith(Fn::Add, body, L.read(node.inputs[2], {v(1)}));
   return body;
 }
 
@@ -245,7 +245,7 @@ void lower_matmul(Lowering& L, int n) {
     ai.push_back(v(r - 2)); ai.push_back(k);
     bi.push_back(k); bi.push_back(v(r - 1));
   }
-  L.emit(n, y, reduce(Fn::Dot, binary(Fn::Mul, L.read(a, ai), L.read(b, bi)), static_cast<int>(r), {K}));
+  L.emit(n, y, reduce(Fn::Dot, value_arith(Fn::Mul, L.read(a, ai), L.read(b, bi)), static_cast<int>(r), {K}));
 }
 
 void lower_gemm(Lowering& L, int n) {
@@ -298,7 +298,10 @@ void lower_reduce(Lowering& L, int n, bool mean) {
   for (int64_t a : axes) { extents.push_back(xs[a]); count *= xs[a]; }
   int first = static_cast<int>(L.shape(y).size());
   ExprP body = reduce(Fn::Add, L.read(x, reduced_index(xs.size(), axes, keep, first)), first, extents);
-  if (mean) body = binary(Fn::Div, body, cst(static_cast<double>(count), L.type(y).dtype));
+  DType t = L.type(y).dtype;
+  if (mean && dtype_is_float(t)) body = binary(Fn::Div, body, cst(static_cast<double>(count), t));
+  // An integer mean: the sum (wrapped in the type) divided by the count, truncating; of nothing, 0.
+  else if (mean) body = count == 0 ? cst(0, t) : binary(Fn::IDiv, body, cst(static_cast<double>(count), t));
   if (axes.empty()) body = L.read(x, out_vars(xs.size()));  // noop_with_empty_axes
   L.emit(n, y, body);
 }

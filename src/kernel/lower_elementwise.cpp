@@ -12,7 +12,7 @@ namespace {
 
 const std::map<std::string, Fn> kUnary = {
     {"Neg", Fn::Neg}, {"Abs", Fn::Abs}, {"Exp", Fn::Exp}, {"Log", Fn::Log}, {"Sqrt", Fn::Sqrt},
-    {"Tanh", Fn::Tanh}, {"Sigmoid", Fn::Sigmoid}, {"Erf", Fn::Erf}};
+    {"Tanh", Fn::Tanh}, {"Sigmoid", Fn::Sigmoid}};
 const std::map<std::string, Fn> kBinary = {
     {"Add", Fn::Add}, {"Sub", Fn::Sub}, {"Mul", Fn::Mul}, {"Equal", Fn::Eq}, {"Less", Fn::Lt}};
 
@@ -45,11 +45,29 @@ void check_divisor(Lowering& L, int n, int divisor, int out) {
   L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero divisors (integer division by zero)"});
 }
 
-// Pow in the base's type; integer bases go through double as the reference does.
+// Pow in the base's type: integer to an integer power exactly (wrapping, as repeated
+// multiplication), an integer base to a float power through double as the reference does.
 ExprP power(ExprP a, ExprP b) {
   DType t = a->type;
+  if (!dtype_is_float(t) && !dtype_is_float(b->type)) return binary(Fn::IPow, a, b);
   DType work = dtype_is_float(t) ? t : DType::f64;
   return cast(binary(Fn::Pow, cast(a, work), cast(b, work)), t);
+}
+
+// 0 to a negative integer power is an error naming the node, as 1 / 0 is, on every target:
+// counted by a check kernel (a scalar sum in a fixed order) that the runtime reads back. (Two
+// constant inputs are folded by the reference at compile time, which reports it there.)
+void check_zero_power(Lowering& L, int n, int base, int exponent, int out) {
+  DType bt = L.type(base).dtype, et = L.type(exponent).dtype;
+  if (dtype_is_float(bt) || dtype_is_float(et) || shape_numel(L.shape(out)) == 0) return;
+  if (et == DType::u8 || et == DType::u16 || et == DType::u32 || et == DType::u64) return;
+  size_t rank = L.shape(out).size();
+  ExprP bad = binary(Fn::And, binary(Fn::Eq, L.read_bcast(base, rank), cst(0, bt)),
+                     binary(Fn::Lt, L.read_bcast(exponent, rank), cst(0, et)));
+  const Shape& s = L.shape(out);
+  ExprP one = select(bad, icst(1), icst(0));
+  int count = L.emit_temp(n, DType::i64, {}, s.empty() ? one : reduce(Fn::Add, one, 0, s));
+  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero bases to negative powers (integer 0 raised to a negative power)"});
 }
 
 // Clip as max-then-min so that min > max gives max, and NaN passes through.
@@ -74,8 +92,9 @@ bool lower_elementwise(Lowering& L, int n) {
   size_t rank = L.shape(out).size();
   auto in = [&](size_t k) { return L.read_bcast(node.inputs[k], rank); };
   ExprP body;
-  if (auto u = kUnary.find(op); u != kUnary.end()) body = unary(u->second, in(0));
-  else if (auto b = kBinary.find(op); b != kBinary.end()) body = binary(b->second, in(0), in(1));
+  if (auto u = kUnary.find(op); u != kUnary.end()) body = value_arith(u->second, in(0));
+  else if (auto b = kBinary.find(op); b != kBinary.end()) body = value_arith(b->second, in(0), in(1));
+  else if (op == "Erf") body = dtype_is_float(L.type(out).dtype) ? unary(Fn::Erf, in(0)) : cst(0, L.type(out).dtype);
   else if (op == "Greater") body = binary(Fn::Lt, in(1), in(0));
   else if (op == "Div") body = divide(in(0), in(1));
   else if (op == "Pow") body = power(in(0), in(1));
@@ -92,6 +111,7 @@ bool lower_elementwise(Lowering& L, int n) {
   else return false;
   L.emit(n, out, body);
   if (op == "Div") check_divisor(L, n, node.inputs[1], out);
+  if (op == "Pow") check_zero_power(L, n, node.inputs[0], node.inputs[1], out);
   return true;
 }
 

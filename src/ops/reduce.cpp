@@ -136,11 +136,12 @@ void ref_reduce(RefCtx& c, bool mean) {
     if (mean)  // an empty mean is 0/0 = NaN, as numpy gives
       for (double& v : Y.f) v /= static_cast<double>(count);
   } else {
-    // Exact modulo 2^64; the mean truncates toward zero like C integer division.
+    // The sum wraps in the type (exact modulo 2^64, then narrowed), as numpy and ONNX's own
+    // reference do; the mean then truncates toward zero like C integer division; of nothing, 0.
     std::vector<uint64_t> sum(Y.numel(), 0);
     for (int64_t e = 0; e < X.numel(); ++e) sum[to_out[e]] += static_cast<uint64_t>(X.i[e]);
     for (int64_t o = 0; o < Y.numel(); ++o) {
-      int64_t s = static_cast<int64_t>(sum[o]);
+      int64_t s = wrap_to_dtype(static_cast<int64_t>(sum[o]), X.dtype);
       bool u64 = X.dtype == DType::u64;
       if (mean && count > 0)
         s = u64 ? static_cast<int64_t>(static_cast<uint64_t>(s) / count) : s / count;

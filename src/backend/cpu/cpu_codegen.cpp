@@ -45,6 +45,7 @@ static inline uint16_t ls_f2h(float f) { _Float16 x = (_Float16)f; uint16_t h; s
 static inline float ls_round_h(float f) { return (float)(_Float16)f; }
 static inline float ls_as_float(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
 static inline uint32_t ls_as_uint(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+static inline double ls_as_double(uint64_t x) { double d; std::memcpy(&d, &x, 8); return d; }
 )";
   d.f64 = target_desc().has_f64;
   return d;

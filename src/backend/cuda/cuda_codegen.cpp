@@ -51,6 +51,7 @@ static __device__ __forceinline__ uint16_t ls_f2h(float f) { uint16_t h; asm("cv
 static __device__ __forceinline__ float ls_round_h(float f) { return ls_h2f(ls_f2h(f)); }
 static __device__ __forceinline__ float ls_as_float(uint32_t x) { return __uint_as_float(x); }
 static __device__ __forceinline__ uint32_t ls_as_uint(float f) { return __float_as_uint(f); }
+static __device__ __forceinline__ double ls_as_double(uint64_t x) { return __longlong_as_double((long long)x); }
 )";
 
 codegen::GpuDialect dialect() {

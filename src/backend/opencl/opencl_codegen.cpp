@@ -40,6 +40,7 @@ typedef ulong uint64_t;
 )";
 
 constexpr const char* kF64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+constexpr const char* kF64Conversions = "static inline double ls_as_double(uint64_t x) { return as_double(x); }\n";
 
 // Half conversions through the core vload_half/vstore_half_rte (round to nearest even).
 constexpr const char* kConversions = R"(static inline float ls_h2f(uint16_t h) { return vload_half(0, (const half*)&h); }
@@ -55,7 +56,7 @@ codegen::GpuDialect dialect(bool f64) {
   d.fn = "static inline";
   d.restrict_kw = "restrict";
   d.math_suffix = "";  // the built-in maths are overloaded
-  d.conversions = kConversions;
+  d.conversions = std::string(kConversions) + (f64 ? kF64Conversions : "");
   d.f64 = f64;
   d.kernel_qualifier = "__kernel void";
   d.written_space = "__global ";

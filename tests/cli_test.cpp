@@ -2,10 +2,10 @@
 // node, and the .npy files `run` writes, checked against values computed here.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -92,7 +92,8 @@ TEST(CpuBackend, ACacheEntryIsUsedOnlyForItsKeyAndOnlyAsThisUsersOwnFile) {
   ASSERT_FALSE(mul_entry.empty());
   auto expect_rebuilt = [&](const std::string& why) {
     std::string out = run_cli(add, cache);
-    EXPECT_NE(out.find("cache entry '" + add_entry.string() + "' " + why + "; rebuilding it"), std::string::npos) << out;
+    EXPECT_NE(out.find("cache entry '" + add_entry.string() + "' " + why + "; rebuilding it"), std::string::npos)
+        << out;
     EXPECT_EQ(sha_of(out), want) << out;
   };
   fs::copy_file(mul_entry, add_entry, fs::copy_options::overwrite_existing);

@@ -60,8 +60,9 @@ std::vector<Bomb> bombs() {
   {
     GraphBuilder b(17);
     int x = b.input("x", DType::f32, {dim(1)});
-    int r = b.op("Range", "/range", {b.initializer("start", scalar_f32(0)), b.initializer("limit", scalar_f32(2147483648.0f)),
-                                     b.initializer("delta", scalar_f32(1))});
+    int r = b.op("Range", "/range",
+                 {b.initializer("start", scalar_f32(0)), b.initializer("limit", scalar_f32(2147483648.0f)),
+                  b.initializer("delta", scalar_f32(1))});
     b.output(b.op("Add", "/add", {r, x}));
     all.push_back({"range", "/range", b.finish()});
   }

@@ -148,7 +148,8 @@ int bench_sweep(const BenchFlags& f) {
             << "\n";
   nlohmann::json j = {{"model", f.model}, {"target", f.target}, {"lengths", rows}, {"compiles", cs.compiles},
                       {"symbolic", cs.symbolic}, {"note", cs.note}, {"bit_identical", all_same}};
-  if (!f.json.empty()) write_file_atomic(f.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!f.json.empty())
+    write_file_atomic(f.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return all_same ? kExitOk : kExitMismatch;
 }
 
@@ -202,7 +203,8 @@ int bench(const BenchFlags& f) {
   for (const auto& [phase, t] : cs.phases_ms) j["compile_phases_ms"].push_back({{"phase", phase}, {"ms", t}});
   j["device_ms"] = cs.device_ms;
   if (f.per_kernel) j["kernels"] = print_kernels(p->profile(s.inputs), f.top);
-  if (!f.json.empty()) write_file_atomic(f.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!f.json.empty())
+    write_file_atomic(f.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return same == all ? kExitOk : kExitMismatch;
 }
 

@@ -251,7 +251,8 @@ Action add_check(CLI::App& app) {
   add_verify_flags(app, *f, true);
   app.add_option("--targets", f->targets, targets_help("Comma-separated targets to check"))->capture_default_str();
   add_int_option(app, "--fresh", f->fresh, 0, 1000, "Fresh processes whose output SHA-256 must match (0: none)");
-  add_int_option(app, "--repeat", f->repeat, 1, 1000, "In-process compiles whose output SHA-256 must match (1: none again)");
+  add_int_option(app, "--repeat", f->repeat, 1, 1000,
+                 "In-process compiles whose output SHA-256 must match (1: none again)");
   app.add_flag("--sha-only", f->sha_only, "Only print each output's SHA-256 (what fresh processes report)");
   add_sweep_flag(app, f->sweep);
   add_compile_flags(app, f->compile);

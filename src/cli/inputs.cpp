@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/text.h"
 #include "frontend/npy.h"
-#include "core/memory.h"
 
 namespace lockstep::cli {
 
@@ -211,7 +211,8 @@ Graph load_quietly(const std::function<Graph()>& load) {
 void add_input_flags(CLI::App& app, InputSpec& spec) {
   app.add_option("--input", spec.files, "NAME=FILE.npy: value of a model input (repeatable)");
   app.add_option_function<std::string>(
-         "--seed", [&spec](const std::string& v) { spec.seed = parse_seed(v); }, "Seed for generated inputs (0 to 2^64 - 1)")
+         "--seed", [&spec](const std::string& v) { spec.seed = parse_seed(v); },
+         "Seed for generated inputs (0 to 2^64 - 1)")
       ->type_name("N")
       ->default_str("0");
   app.add_option("--seed-inputs", spec.seed_inputs, "Named input recipe: vits");

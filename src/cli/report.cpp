@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "core/sha256.h"
-#include "graph/graph.h"
 #include "core/text.h"
+#include "graph/graph.h"
 
 namespace lockstep::cli {
 

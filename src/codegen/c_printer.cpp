@@ -150,7 +150,8 @@ std::string CPrinter::unary(const Expr& e, const std::string& a) const {
   bool fl = dtype_is_float(e.type);
   std::string u = wrapping_type(e.type);
   switch (e.fn) {
-    case Fn::WNeg: return wrapped(e.type, "(" + u + ")0 - (" + u + ")(" + a + ")");
+    case Fn::WNeg:
+      return wrapped(e.type, "(" + u + ")0 - (" + u + ")(" + a + ")");
     case Fn::Neg: return "(-" + a + ")";
     case Fn::Not: return "(!" + a + ")";
     case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : helper("ls_iabs", e.type) + "(" + a + ")";
@@ -170,9 +171,12 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
   bool fl = dtype_is_float(e.type);
   std::string u = wrapping_type(e.type), ua = "(" + u + ")(" + a + ")", ub = "(" + u + ")(" + b + ")";
   switch (e.fn) {
-    case Fn::WAdd: return wrapped(e.type, ua + " + " + ub);
-    case Fn::WSub: return wrapped(e.type, ua + " - " + ub);
-    case Fn::WMul: return wrapped(e.type, ua + " * " + ub);
+    case Fn::WAdd:
+      return wrapped(e.type, ua + " + " + ub);
+    case Fn::WSub:
+      return wrapped(e.type, ua + " - " + ub);
+    case Fn::WMul:
+      return wrapped(e.type, ua + " * " + ub);
     case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
     case Fn::Pow: return transcendental("pow", e.type) + "(" + a + ", " + b + ")";
     case Fn::Min: return helper("ls_min", e.type) + "(" + a + ", " + b + ")";
@@ -225,10 +229,16 @@ std::string CPrinter::store(const Plan& p, const Kernel& k, const std::string& f
   const Buffer& b = p.buffers[k.out];
   std::string v;
   switch (b.dtype) {  // one NaN (positive, quiet) for every float type on every target
-    case DType::f16: v = "ls_canon_h(ls_f2h(" + value + "))"; break;
+    case DType::f16:
+      v = "ls_canon_h(ls_f2h(" + value + "))";
+      break;
     case DType::bf16: v = "ls_f2bf(" + value + ")"; break;
-    case DType::f32: v = "ls_canon_f(" + value + ")"; break;
-    case DType::f64: v = "ls_canon_d(" + value + ")"; break;
+    case DType::f32:
+      v = "ls_canon_f(" + value + ")";
+      break;
+    case DType::f64:
+      v = "ls_canon_d(" + value + ")";
+      break;
     default: v = "(" + storage_type(b.dtype) + ")(" + value + ")";
   }
   return buf_name(k.out) + "[" + flat + "] = " + v + ";";

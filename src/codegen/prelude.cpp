@@ -86,8 +86,8 @@ std::string qualified(std::string text, const std::string& fn) {
 }  // namespace
 
 std::string helper_functions(const CDialect& d) {
-  std::string typed = std::string(kOrdered) + kIntegers + kFloatToInt + "\n" +
-                      (d.f64 ? "LS_ORDERED(double)\nLS_F2I(double)\n" : "");
+  std::string typed =
+      std::string(kOrdered) + kIntegers + kFloatToInt + "\n" + (d.f64 ? "LS_ORDERED(double)\nLS_F2I(double)\n" : "");
   std::string fma = "FN float ls_fma(float a, float b, float c) { return fma" + d.math_suffix + "(a, b, c); }\n";
   return d.conversions + qualified(fma + math_library_source() + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
 }

@@ -37,7 +37,6 @@ fs::path home_dir() {
   return home && *home == '/' ? fs::path(home) : fs::path("/tmp");
 }
 
-
 }  // namespace
 
 fs::path cache_dir_path(const std::string& target) {

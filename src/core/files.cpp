@@ -260,7 +260,8 @@ void refuse_input_as_output(const std::string& out, const std::vector<std::strin
     if (in.empty()) continue;
     fs::path i = fs::weakly_canonical(in, ec);
     bool same = fs::exists(out, ec) && fs::exists(in, ec) ? fs::equivalent(out, in, ec) : o == i;
-    if (same) throw Error(option + " '" + out + "': it is an input of this command ('" + in + "'), which it would replace");
+    if (same)
+      throw Error(option + " '" + out + "': it is an input of this command ('" + in + "'), which it would replace");
   }
 }
 

@@ -68,7 +68,8 @@ void cgroup_room(MemoryRoom& r) {
       consider(r, std::max<int64_t>(max - used, 0), std::string("the cgroup's ") + max_file + " " + bytes_text(max));
   };
   for (const std::string& p : with_parents(v2)) check("/sys/fs/cgroup" + p, "memory.max", "memory.current");
-  for (const std::string& p : with_parents(v1)) check("/sys/fs/cgroup/memory" + p, "memory.limit_in_bytes", "memory.usage_in_bytes");
+  for (const std::string& p : with_parents(v1))
+    check("/sys/fs/cgroup/memory" + p, "memory.limit_in_bytes", "memory.usage_in_bytes");
 }
 
 }  // namespace
@@ -97,8 +98,8 @@ void require_memory(int64_t bytes, const std::string& what) {
   if (bytes < 0) throw MemoryRefused(what + " needs more than 2^63 bytes");
   MemoryRoom r = memory_room();
   if (bytes <= r.bytes) return;
-  throw MemoryRefused(what + " needs " + bytes_text(bytes) + ", more than this process may use now (" + bytes_text(r.bytes) +
-              ": " + r.limit + ")");
+  throw MemoryRefused(what + " needs " + bytes_text(bytes) + ", more than this process may use now (" +
+                      bytes_text(r.bytes) + ": " + r.limit + ")");
 }
 
 int64_t checked_bytes(int64_t n, int64_t size) {

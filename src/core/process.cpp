@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <vector>
-#include <exception>
 #include <cstring>
+#include <exception>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "core/error.h"
 

@@ -112,10 +112,12 @@ Tensor from_ref(const RefTensor& r) {
   switch (r.dtype) {
     // One NaN for every float type (positive, quiet), as every target stores it.
     case DType::f32:
-      for (int64_t k = 0; k < n; ++k) t.data<float>()[k] = std::isnan(r.f[k]) ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r.f[k]);
+      for (int64_t k = 0; k < n; ++k)
+        t.data<float>()[k] = std::isnan(r.f[k]) ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r.f[k]);
       break;
     case DType::f64:
-      for (int64_t k = 0; k < n; ++k) t.data<double>()[k] = std::isnan(r.f[k]) ? std::numeric_limits<double>::quiet_NaN() : r.f[k];
+      for (int64_t k = 0; k < n; ++k)
+        t.data<double>()[k] = std::isnan(r.f[k]) ? std::numeric_limits<double>::quiet_NaN() : r.f[k];
       break;
     case DType::f16: for (int64_t k = 0; k < n; ++k) t.data<uint16_t>()[k] = float_to_half(static_cast<float>(r.f[k])); break;
     case DType::bf16: for (int64_t k = 0; k < n; ++k) t.data<uint16_t>()[k] = float_to_bf16(static_cast<float>(r.f[k])); break;

@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "core/text.h"
 #include "core/file_reader.h"
+#include "core/text.h"
 #include "ops/infer.h"
 #include "ops/op.h"
 

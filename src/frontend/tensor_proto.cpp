@@ -63,7 +63,8 @@ Fd open_external(const fs::path& file, int64_t offset, int64_t need, const std::
     throw Error(what + ": external data file '" + file.string() + "' is not a regular file");
   if (offset < 0 || offset > st.st_size || need > st.st_size - offset)
     throw Error(what + ": external data file '" + file.string() + "' is too short (" + std::to_string(st.st_size) +
-                " bytes; the tensor needs " + std::to_string(need) + " bytes at offset " + std::to_string(offset) + ")");
+                " bytes; the tensor needs " + std::to_string(need) + " bytes at offset " + std::to_string(offset) +
+                ")");
   return f;
 }
 

@@ -125,13 +125,19 @@ ExprP unary(Fn fn, ExprP a) {
 }
 
 ExprP value_arith(Fn fn, ExprP a, ExprP b) {
-  if (dtype_is_float(a->type) || a->type == DType::boolean) return b ? binary(fn, std::move(a), std::move(b)) : unary(fn, std::move(a));
+  if (dtype_is_float(a->type) || a->type == DType::boolean)
+    return b ? binary(fn, std::move(a), std::move(b)) : unary(fn, std::move(a));
   switch (fn) {
-    case Fn::Add: return binary(Fn::WAdd, std::move(a), std::move(b));
-    case Fn::Sub: return binary(Fn::WSub, std::move(a), std::move(b));
-    case Fn::Mul: return binary(Fn::WMul, std::move(a), std::move(b));
-    case Fn::Neg: return unary(Fn::WNeg, std::move(a));
-    default: return b ? binary(fn, std::move(a), std::move(b)) : unary(fn, std::move(a));
+    case Fn::Add:
+      return binary(Fn::WAdd, std::move(a), std::move(b));
+    case Fn::Sub:
+      return binary(Fn::WSub, std::move(a), std::move(b));
+    case Fn::Mul:
+      return binary(Fn::WMul, std::move(a), std::move(b));
+    case Fn::Neg:
+      return unary(Fn::WNeg, std::move(a));
+    default:
+      return b ? binary(fn, std::move(a), std::move(b)) : unary(fn, std::move(a));
   }
 }
 
@@ -302,9 +308,9 @@ bool same_within(const Expr& a, const Expr& b, int64_t& budget) {
 bool same(const ExprP& a, const ExprP& b, int64_t budget) { return same_within(*a, *b, budget); }
 
 static const char* fn_name(Fn fn) {
-  static const char* names[] = {"none", "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "erf", "not",
-                                "floor", "add", "sub", "mul", "div", "mod", "pow", "min", "max", "lt",
-                                "le", "eq", "and", "or", "idiv", "ipow", "dot", "wadd", "wsub", "wmul", "wneg"};
+  static const char* names[] = {"none", "neg", "abs",  "exp",  "log", "sqrt", "tanh", "sigmoid", "erf", "not", "floor",
+                                "add",  "sub", "mul",  "div",  "mod", "pow",  "min",  "max",     "lt",  "le",  "eq",
+                                "and",  "or",  "idiv", "ipow", "dot", "wadd", "wsub", "wmul",    "wneg"};
   return names[static_cast<int>(fn)];
 }
 

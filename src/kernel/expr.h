@@ -26,9 +26,30 @@ enum class Op : uint8_t {
 enum class Fn : uint8_t {
   None,
   // unary
-  Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Erf, Not, Floor,
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Not,
+  Floor,
   // binary
-  Add, Sub, Mul, Div, Mod, Pow, Min, Max, Lt, Le, Eq, And, Or,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Pow,
+  Min,
+  Max,
+  Lt,
+  Le,
+  Eq,
+  And,
+  Or,
   // ONNX integer Div, one call so fusion never copies its operands: truncating, 0 for a zero
   // divisor (a check kernel reports those), MIN / -1 wraps to MIN; it never traps.
   IDiv,
@@ -43,7 +64,10 @@ enum class Fn : uint8_t {
   // wrapping at the type's own width after every operation, fused or not (printed through
   // unsigned arithmetic: signed overflow is undefined in CUDA, OpenCL C and MSL, and an 8- or
   // 16-bit result must not be promoted past its width). Made by lowering (value_arith).
-  WAdd, WSub, WMul, WNeg,
+  WAdd,
+  WSub,
+  WMul,
+  WNeg,
 };
 
 struct Expr;

@@ -10,9 +10,9 @@ namespace lockstep::kir {
 
 namespace {
 
-const std::map<std::string, Fn> kUnary = {
-    {"Neg", Fn::Neg}, {"Abs", Fn::Abs}, {"Exp", Fn::Exp}, {"Log", Fn::Log}, {"Sqrt", Fn::Sqrt},
-    {"Tanh", Fn::Tanh}, {"Sigmoid", Fn::Sigmoid}};
+const std::map<std::string, Fn> kUnary = {{"Neg", Fn::Neg},        {"Abs", Fn::Abs},   {"Exp", Fn::Exp},
+                                          {"Log", Fn::Log},        {"Sqrt", Fn::Sqrt}, {"Tanh", Fn::Tanh},
+                                          {"Sigmoid", Fn::Sigmoid}};
 const std::map<std::string, Fn> kBinary = {
     {"Add", Fn::Add}, {"Sub", Fn::Sub}, {"Mul", Fn::Mul}, {"Equal", Fn::Eq}, {"Less", Fn::Lt}};
 
@@ -67,7 +67,8 @@ void check_zero_power(Lowering& L, int n, int base, int exponent, int out) {
   const Shape& s = L.shape(out);
   ExprP one = select(bad, icst(1), icst(0));
   int count = L.emit_temp(n, DType::i64, {}, s.empty() ? one : reduce(Fn::Add, one, 0, s));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero bases to negative powers (integer 0 raised to a negative power)"});
+  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
+                           "zero bases to negative powers (integer 0 raised to a negative power)"});
 }
 
 // Clip as max-then-min so that min > max gives max, and NaN passes through.

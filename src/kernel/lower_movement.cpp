@@ -5,8 +5,8 @@
 // live in one place, the reference.
 #include <set>
 
-#include "kernel/lower_ctx.h"
 #include "core/memory.h"
+#include "kernel/lower_ctx.h"
 
 namespace lockstep::kir {
 
@@ -25,7 +25,8 @@ std::vector<RefTensor> probe(Lowering& L, int n) {
   // (an Expand or Pad to terabytes) is refused here, before any of it is made.
   int64_t bytes = checked_bytes(checked_numel(L.shape(node.inputs[0])), 8);
   for (int v : node.outputs)
-    if (int64_t b = v < 0 ? 0 : checked_bytes(checked_numel(L.shape(v)), 8); b < 0 || bytes < 0 || __builtin_add_overflow(bytes, b, &bytes))
+    if (int64_t b = v < 0 ? 0 : checked_bytes(checked_numel(L.shape(v)), 8);
+        b < 0 || bytes < 0 || __builtin_add_overflow(bytes, b, &bytes))
       bytes = -1;
   try {
     require_memory(bytes, "compiling its index map (the op's reference run on every element)");

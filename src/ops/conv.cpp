@@ -111,8 +111,8 @@ Shape conv_transpose_out_dims(const OpCtx& c, ConvAttrs& a, const Shape& in) {
     // "output size -4611686018427387901").
     __int128 wide = static_cast<__int128>(a.strides[i]) * (in[i] - 1) + a.output_padding[i] + dilated(a, i);
     if (wide > kMaxElements)
-      c.fail("spatial axis " + std::to_string(i) + ": the output would be longer than 2^40 (input " + std::to_string(in[i]) +
-             ", stride " + std::to_string(a.strides[i]) + ")");
+      c.fail("spatial axis " + std::to_string(i) + ": the output would be longer than 2^40 (input " +
+             std::to_string(in[i]) + ", stride " + std::to_string(a.strides[i]) + ")");
     int64_t full = static_cast<int64_t>(wide);
     if (a.output_shape.empty() && same) out[i] = in[i] * a.strides[i];
     if (!a.output_shape.empty() || same) {

@@ -175,7 +175,9 @@ int64_t range_length(const OpCtx& c, const RefTensor& start, const RefTensor& li
   __int128 span = static_cast<__int128>(limit.i[0]) - start.i[0], d = delta.i[0];
   __int128 q = span / d;
   if (span % d != 0 && (span > 0) == (d > 0)) ++q;  // ceil of an inexact positive quotient
-  require_allocatable(c, q, q > kMaxElements ? "a range of more than 2^40 elements" : "a range of length " + std::to_string(static_cast<int64_t>(q)));
+  require_allocatable(c, q,
+                      q > kMaxElements ? "a range of more than 2^40 elements"
+                                       : "a range of length " + std::to_string(static_cast<int64_t>(q)));
   return static_cast<int64_t>(std::max<__int128>(q, 0));
 }
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 
+#include "core/memory.h"
 #include "ops/op.h"
 #include "passes/passes.h"
-#include "core/memory.h"
 
 namespace lockstep {
 

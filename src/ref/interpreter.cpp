@@ -1,8 +1,8 @@
 #include "ref/interpreter.h"
 
+#include "core/memory.h"
 #include "ops/infer.h"
 #include "ops/op.h"
-#include "core/memory.h"
 
 namespace lockstep {
 

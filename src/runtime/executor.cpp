@@ -5,9 +5,9 @@
 #include <exception>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/sha256.h"
 #include "runtime/checked.h"
-#include "core/memory.h"
 
 namespace lockstep {
 

@@ -7,9 +7,9 @@
 
 #include "core/dirs.h"
 #include "core/error.h"
-#include "core/text.h"
 #include "core/files.h"
 #include "core/sha256.h"
+#include "core/text.h"
 #include "frontend/npy.h"
 
 namespace lockstep {
@@ -48,7 +48,8 @@ std::shared_ptr<const CompiledCode> read_entry(const fs::path& file, const std::
   if (no.empty()) no = decode_entry(bytes, key, c.bytes);
   else no = "is " + no;
   if (no.empty()) return std::make_shared<const CompiledCode>(std::move(c));
-  std::cerr << "warning: " << target << " cache entry '" << printable(file.string()) << "' " << no << "; rebuilding it\n";
+  std::cerr << "warning: " << target << " cache entry '" << printable(file.string()) << "' " << no
+            << "; rebuilding it\n";
   return nullptr;
 }
 

@@ -3,9 +3,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,15 +16,15 @@
 
 #include "core/dirs.h"
 #include "core/error.h"
-#include "core/text.h"
 #include "core/process.h"
+#include "core/text.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_export.h"
 #include "graph/cut.h"
 #include "ref/interpreter.h"
 #include "verify/faults.h"
-#include "verify/planted_fault.h"
 #include "verify/parity.h"
+#include "verify/planted_fault.h"
 
 namespace lockstep {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "verify/report.h"
 #include "core/text.h"
+#include "verify/report.h"
 
 namespace lockstep {
 

@@ -15,10 +15,10 @@
 #include "core/dirs.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/memory.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
 #include "runtime/device_toolkit.h"
-#include "core/memory.h"
 
 namespace lockstep::cpu {
 

@@ -45,7 +45,8 @@ typedef unsigned long long uint64_t;
 )";
 
 // The target's own pieces of the prelude: half conversions by asm, float bits by intrinsics.
-constexpr const char* kConversions = R"(// IEEE half conversions by the hardware's own instructions (round to nearest even).
+constexpr const char* kConversions =
+    R"(// IEEE half conversions by the hardware's own instructions (round to nearest even).
 static __device__ __forceinline__ float ls_h2f(uint16_t h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 static __device__ __forceinline__ uint16_t ls_f2h(float f) { uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 static __device__ __forceinline__ float ls_round_h(float f) { return ls_h2f(ls_f2h(f)); }

@@ -16,9 +16,9 @@
 #include "core/dirs.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/memory.h"
 #include "core/sha256.h"
 #include "frontend/npy.h"
-#include "core/memory.h"
 
 namespace lockstep::metal::sim {
 
@@ -242,7 +242,8 @@ class SimDriver : public MetalDriver {
   size_t max_threads_per_threadgroup() const override { return kMaxThreadsPerThreadgroup; }
   size_t max_threadgroup_memory_length() const override { return kMaxThreadgroupMemory; }
   std::shared_ptr<MetalBuffer> new_buffer(size_t bytes) override {
-    require_memory(static_cast<int64_t>(std::min<size_t>(bytes, INT64_MAX)), "metal-sim: a buffer of the program's memory");
+    require_memory(static_cast<int64_t>(std::min<size_t>(bytes, INT64_MAX)),
+                   "metal-sim: a buffer of the program's memory");
     return std::make_shared<SimBuffer>(bytes);
   }
   std::unique_ptr<MetalQueue> new_queue() override { return std::make_unique<SimQueue>(); }

@@ -109,8 +109,8 @@ int64_t checked_bytes(int64_t n, int64_t size) {
 
 int64_t checked_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s)
-    if (__builtin_mul_overflow(n, std::max<int64_t>(d, 0), &n)) return -1;
+  for (int64_t d : s)  // a negative dim is no size at all: refused as an overflow is
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 

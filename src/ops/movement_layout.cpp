@@ -80,7 +80,7 @@ void ref_tile(RefCtx& c) {
   Shape out, pairs;
   StridedView src;
   for (size_t a = 0; a < x.shape.size(); ++a) {
-    out.push_back(x.shape[a] * reps[a]);
+    out.push_back(checked_dim(c, __int128{x.shape[a]} * reps[a]));
     pairs.insert(pairs.end(), {reps[a], x.shape[a]});
     src.strides.insert(src.strides.end(), {0, in_strides[a]});
   }

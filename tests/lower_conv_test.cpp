@@ -2,6 +2,8 @@
 // output length is a multiple of the stride (values: the harness cases, on every target).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "graph/builder.h"
 #include "passes/pipeline.h"
 
@@ -10,11 +12,14 @@ namespace {
 
 using namespace kir;
 
-// x [1, 4, 6] through a group-2 ConvTranspose of kernel 6 and stride 3 with `pads`.
-Plan lowered(int64_t pad_end) {
+// x [1, C, 6] through a group-2 ConvTranspose of kernel 6 and stride 3 with `pads`, C output
+// channels, and weight element 0 set to `w0`.
+Plan lowered(int64_t pad_end, int64_t C = 4, float w0 = 0) {
   GraphBuilder b;
-  int x = b.input("x", DType::f32, {dim(1), dim(4), dim(6)});
-  int w = b.initializer("w", Tensor(DType::f32, {4, 2, 6}));
+  int x = b.input("x", DType::f32, {dim(1), dim(C), dim(6)});
+  Tensor wt(DType::f32, {C, C / 2, 6});
+  wt.data<float>()[0] = w0;
+  int w = b.initializer("w", wt);
   Attr group;
   group.kind = Attr::Int;
   group.i = 2;
@@ -22,7 +27,7 @@ Plan lowered(int64_t pad_end) {
   Graph g = b.finish();
   PipelineOptions o;
   o.pass_limit = 0;  // the lowering alone
-  return run_pipeline(g, specialisation_for(g, {{"x", Tensor(DType::f32, {1, 4, 6})}}), o).plan;
+  return run_pipeline(g, specialisation_for(g, {{"x", Tensor(DType::f32, {1, C, 6})}}), o).plan;
 }
 
 bool has_buffer(const Plan& p, const Shape& s) {
@@ -47,6 +52,23 @@ TEST(LowerConvTranspose, OtherLengthsKeepTheDirectForm) {
   Plan p = lowered(1);  // 19 outputs
   EXPECT_TRUE(has_buffer(p, {1, 4, 19})) << describe(p);
   for (const Buffer& b : p.buffers) EXPECT_NE(b.shape.size(), 4u) << describe(p);
+}
+
+// The phases need every weight finite (w * 0 must be 0 on an inserted zero): a weight too
+// large for shape inference to hold as a value is read from its initializer (the decoder's).
+TEST(LowerConvTranspose, WeightsTooLargeToFoldKeepThePhases) {
+  Plan p = lowered(2, 256);  // 256 * 128 * 6 weights
+  EXPECT_TRUE(has_buffer(p, {1, 3, 256, 6})) << describe(p);
+}
+
+// A weight of NaN or +-Inf: the direct form, whose taps on inserted zeros are masked out.
+TEST(LowerConvTranspose, ANonFiniteWeightMasksTheTapsOnInsertedZeros) {
+  for (float w0 : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    Plan p = lowered(2, 4, w0);
+    for (const Buffer& b : p.buffers) EXPECT_NE(b.shape.size(), 4u) << describe(p);
+    const Expr& term = *find_reduce(p.kernels.back().body)->args[0];
+    EXPECT_EQ(term.op, Op::Select) << to_string(find_reduce(p.kernels.back().body)->args[0]);
+  }
 }
 
 }  // namespace

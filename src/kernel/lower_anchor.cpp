@@ -1,6 +1,7 @@
 // Anchors: ops with a reduction (Conv, ConvTranspose, MatMul, Gemm, ReduceSum/Mean, Softmax).
 // Each element's sum runs in one fixed order (reduction vars outer to inner), on every target.
 #include <algorithm>
+#include <cmath>
 
 #include "kernel/lower_ctx.h"
 #include "ops/conv.h"
@@ -34,6 +35,19 @@ int padded_input(Lowering& L, int n, int x, const ConvGeometry& geo) {
   return L.emit_temp(n, t, ps, select(inside, L.read(x, idx), cst(0, t)));
 }
 
+// Whether position u of axis i of a transposed conv's zero-inserted, padded input holds an
+// input element (u - P a multiple of s in range): x[(u - P) / s] there.
+ExprP upsampled_offset(const ConvGeometry& geo, size_t i, ExprP u) {
+  int64_t span = (geo.kernel[i] - 1) * geo.dilations[i];
+  return sub(std::move(u), icst(span - geo.pads_begin[i]));
+}
+
+ExprP real_upsampled(const ConvGeometry& geo, size_t i, ExprP u, int64_t x_len) {
+  ExprP j = upsampled_offset(geo, i, std::move(u)), s = icst(geo.strides[i]);
+  return all_of(binary(Fn::Le, icst(0), j),
+                all_of(binary(Fn::Eq, binary(Fn::Mod, j, s), icst(0)), lt(binary(Fn::Div, j, s), icst(x_len))));
+}
+
 // Zero-inserted, padded input of a transposed conv: the transposed conv is then a plain conv
 // with the kernel flipped. xu[u] = x[(u - P) / s] where (u - P) is a multiple of s in range.
 int upsampled_input(Lowering& L, int n, int x, const ConvGeometry& geo, const Shape& out) {
@@ -43,16 +57,24 @@ int upsampled_input(Lowering& L, int n, int x, const ConvGeometry& geo, const Sh
   std::vector<ExprP> idx = out_vars(xs.size());
   ExprP ok = cst(1, DType::boolean);
   for (size_t i = 0; i < nd; ++i) {
-    int64_t span = (geo.kernel[i] - 1) * geo.dilations[i];
-    us[2 + i] = out[2 + i] + span;
-    ExprP j = sub(v(2 + i), icst(span - geo.pads_begin[i]));
-    ExprP s = icst(geo.strides[i]);
-    ok = all_of(ok, all_of(binary(Fn::Le, icst(0), j),
-                           all_of(binary(Fn::Eq, binary(Fn::Mod, j, s), icst(0)), lt(binary(Fn::Div, j, s), icst(xs[2 + i])))));
-    idx[2 + i] = binary(Fn::Div, j, s);
+    us[2 + i] = out[2 + i] + (geo.kernel[i] - 1) * geo.dilations[i];
+    ok = all_of(ok, real_upsampled(geo, i, v(2 + i), xs[2 + i]));
+    idx[2 + i] = binary(Fn::Div, upsampled_offset(geo, i, v(2 + i)), icst(geo.strides[i]));
   }
   DType t = L.type(x).dtype;
   return L.emit_temp(n, t, us, select(ok, L.read(x, idx), cst(0, t)));
+}
+
+// A transposed conv sums the products of real input elements only (as its scatter form does):
+// a tap on an inserted or padded zero may add w * 0 only where that is +-0, every weight known
+// and finite. Weights of +-Inf or NaN, or known only at run time, mask those taps instead.
+bool finite_weights(const Lowering& L, int w) {
+  auto finite = [](const RefTensor& t) {
+    return std::all_of(t.f.begin(), t.f.end(), [](double x) { return std::isfinite(x); });
+  };
+  if (const auto& init = L.g.values[w].initializer) return finite(to_ref(*init));  // of any size
+  const std::optional<RefTensor>& known = L.types.value[w];
+  return known && finite(*known);
 }
 
 // The channel part of a conv's input and weight indices: output channel v1, input channel
@@ -159,6 +181,7 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
   const Shape &ys = L.shape(y), &ws = L.shape(w), &xs = L.shape(x);
   if (ys.size() != 3 || geo.dilations[0] != 1 || geo.strides[0] < 2 || ys[2] % geo.strides[0]) return false;
+  if (!finite_weights(L, w)) return false;  // the direct form masks taps past the input
   int64_t K = geo.kernel[0], s = geo.strides[0], G = geo.group, Cg = ws[0] / G, M = (K + s - 1) / s;
   int64_t Q = ys[2] / s;
   FirstTap first(K, s, geo.pads_begin[0]);
@@ -210,14 +233,18 @@ void lower_conv(Lowering& L, int n, bool transpose) {
   DType t = L.type(y).dtype;
   auto [xi, wi] = channel_index(G, Cg, Mg, r, transpose);
   Shape extents = {Cg};
+  ExprP real = cst(1, DType::boolean);
   for (size_t i = 0; i < nd; ++i) {
     ExprP k = v(r + 1 + i);
     extents.push_back(geo.kernel[i]);
     ExprP pos = mul(v(2 + i), icst(transpose ? 1 : geo.strides[i]));
     xi.push_back(add(pos, mul(k, icst(geo.dilations[i]))));
     wi.push_back(transpose ? sub(icst(geo.kernel[i] - 1), k) : k);
+    if (transpose) real = all_of(real, real_upsampled(geo, i, xi.back(), L.shape(x)[2 + i]));
   }
-  emit_conv_sum(L, n, binary(Fn::Mul, L.read(w, wi), load(src, ss, t, xi)), r, extents);
+  ExprP term = binary(Fn::Mul, L.read(w, wi), load(src, ss, t, xi));
+  if (transpose && !finite_weights(L, w)) term = select(real, term, cst(0, t));
+  emit_conv_sum(L, n, term, r, extents);
 }
 
 // Batch dims of an operand, right-aligned against the output's batch dims; size-1 dims broadcast.

@@ -1,6 +1,7 @@
 // Conv and ConvTranspose, N-D. Both share one geometry: attribute parsing, padding rules and
 // the list of (kernel tap, line) runs the reference loops walk with a contiguous inner loop.
 #include <algorithm>
+#include <cmath>
 
 #include "ops/conv.h"
 #include "ops/infer.h"
@@ -353,7 +354,36 @@ void ref_conv_any(RefCtx& c, bool transpose) {
   c.out[0] = std::move(Y);
 }
 
-void ref_conv(RefCtx& c) { ref_conv_any(c, false); }
+// Conv's padding is zeros that take part in the products (as ONNX's reference pads the input):
+// a weight of +-Inf or NaN meeting padding makes that output NaN. The tap runs above skip the
+// padding, so this pass adds what those products give.
+void pad_products(RefCtx& c, const ConvAttrs& a, const Shape& out_sp, RefTensor& Y) {
+  const RefTensor &X = c.input(0), &W = c.input(1);
+  if (std::all_of(W.f.begin(), W.f.end(), [](double w) { return std::isfinite(w); })) return;
+  Shape in_sp = spatial(X.shape);
+  int64_t n_batch = X.shape[0], cg = X.shape[1] / a.group, m_out = W.shape[0];
+  int64_t k_size = shape_numel(a.kernel), out_size = shape_numel(out_sp);
+  for (int64_t o = 0; o < out_size; ++o)
+    for (int64_t k = 0; k < k_size; ++k) {
+      bool padded = false;
+      for (int64_t d = a.nd, oi = o, ki = k; d-- > 0; oi /= out_sp[d], ki /= a.kernel[d]) {
+        int64_t at = (oi % out_sp[d]) * a.strides[d] - a.pads[d] + (ki % a.kernel[d]) * a.dilations[d];
+        padded = padded || at < 0 || at >= in_sp[d];
+      }
+      if (!padded) continue;
+      for (int64_t m = 0; m < m_out; ++m)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          if (!std::isfinite(W.f[(m * cg + ci) * k_size + k]))
+            for (int64_t n = 0; n < n_batch; ++n) Y.f[(n * m_out + m) * out_size + o] = NAN;
+    }
+}
+
+void ref_conv(RefCtx& c) {
+  ref_conv_any(c, false);
+  Shape out_sp;
+  ConvAttrs a = ref_attrs(c, false, out_sp);
+  pad_products(c, a, out_sp, c.out[0]);
+}
 void ref_conv_transpose(RefCtx& c) { ref_conv_any(c, true); }
 
 const std::vector<std::string> kConvAttrs = {"auto_pad", "dilations", "group", "kernel_shape",

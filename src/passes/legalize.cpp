@@ -1,4 +1,4 @@
-// What a target lacks refused with a clear Error, naming the node and the type. (Integer Pow,
+// What a target lacks refused as Unsupported, naming the node and the type. (Integer Pow,
 // once rewritten here for targets without double, is exact everywhere now: lowering makes IPow.)
 #include "core/error.h"
 #include "passes/schedule.h"
@@ -9,9 +9,15 @@ using namespace kir;
 
 namespace {
 
+// A kernel that only copies a value to a graph output carries "output:NAME" for its node.
+std::string what_kernel(const Kernel& k) {
+  std::string nodes = node_list(k);
+  if (nodes.rfind("output:", 0) == 0) return "the copy to graph output '" + nodes.substr(7) + "'";
+  return "node '" + nodes + "'";
+}
+
 [[noreturn]] void lacks(const Kernel& k, const TargetDesc& t, const char* type, const std::string& where) {
-  throw Error("node '" + node_list(k) + "' " + where + " " + type + ", which target '" + t.name +
-              "' does not have");
+  throw Unsupported(what_kernel(k) + " " + where + " " + type + ", which target '" + t.name + "' does not have");
 }
 
 bool is_64bit_int(DType d) { return d == DType::i64 || d == DType::u64; }

@@ -89,6 +89,9 @@ struct OpDef {
 // Ops of the default ONNX domain, or nullptr when lockstep does not support it.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
 
+// Every supported op of the default domain, family by family (tests derive cases from it).
+std::vector<const OpDef*> registered_ops();
+
 // Each op family exports its table; registry.cpp joins them.
 std::span<const OpDef> elementwise_ops();
 std::span<const OpDef> movement_ops();

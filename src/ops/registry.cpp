@@ -5,7 +5,7 @@
 
 namespace lockstep {
 
-static std::vector<const OpDef*> all_ops() {
+std::vector<const OpDef*> registered_ops() {
   std::vector<const OpDef*> all;
   for (auto table : {elementwise_ops(), movement_ops(), generator_ops(), conv_ops(),
                      linalg_ops(), reduce_ops()})
@@ -17,7 +17,7 @@ const OpDef* find_op(const std::string& domain, const std::string& op_type) {
   if (!domain.empty() && domain != "ai.onnx") return nullptr;
   static const std::unordered_map<std::string, const OpDef*> by_name = [] {
     std::unordered_map<std::string, const OpDef*> m;
-    for (const OpDef* d : all_ops()) m.emplace(d->name, d);
+    for (const OpDef* d : registered_ops()) m.emplace(d->name, d);
     return m;
   }();
   auto it = by_name.find(op_type);  // shape rules run at every bind of a new length

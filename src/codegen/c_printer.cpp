@@ -194,6 +194,16 @@ std::string CPrinter::tile_part(const Expr& e) const {
   return e.fn == Fn::Div ? tile_.block : "((int64_t)" + tile_.lane + ")";
 }
 
+// A select whose else is a select prints as one chain, "(c1 ? a : c2 ? b : z)": the nesting of
+// brackets stays flat however many inputs a Concat has (OpenCL C stops at 256 levels).
+std::string CPrinter::select_chain(const ExprP& ep, const std::string& acc) const {
+  std::string s = "(";
+  const ExprP* x = &ep;
+  for (; (*x)->op == Op::Select; x = &(*x)->args[2])
+    s += expr((*x)->args[0], acc) + " ? " + expr((*x)->args[1], acc) + " : ";
+  return s + expr(*x, acc) + ")";
+}
+
 std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
   const Expr& e = *ep;
   auto a = [&](size_t k) { return expr(e.args[k], acc); };
@@ -203,7 +213,8 @@ std::string CPrinter::expr(const ExprP& ep, const std::string& acc) const {
     case Op::Var: return "v" + std::to_string(e.i);
     case Op::Load: return load_value(e);
     case Op::Reduce: return acc;  // the caller accumulated it
-    case Op::Select: return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    case Op::Select:
+      return select_chain(ep, acc);
     case Op::Cast:
       if (e.type == DType::f16) return "ls_round_h(" + a(0) + ")";
       if (e.type == DType::bf16) return "ls_round_bf(" + a(0) + ")";

@@ -28,6 +28,7 @@ class CPrinter {
   const CDialect& dialect() const { return d_; }
 
  protected:
+  std::string select_chain(const kir::ExprP& e, const std::string& acc) const;
   // Spelling of a dtype in arithmetic (f16/bf16 compute in float) and in memory.
   std::string compute_type(DType t) const;
   std::string storage_type(DType t) const;

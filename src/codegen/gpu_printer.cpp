@@ -329,6 +329,19 @@ std::string GpuPrinter::staged_index(const Schedule& sc, const Expr& red) {
   return sc.rows == 1 ? term : "(" + term + ") * " + std::to_string(sc.rows) + " + c";
 }
 
+// A plan of more buffers reports their sizes as stores: a table in program-scope constant
+// memory would count against the device's limit (64 KiB on NVIDIA's OpenCL).
+constexpr size_t kTableEntries = 1024;
+
+std::string GpuPrinter::plan_info_stores(const Plan& p, const std::string& params) const {
+  std::string s =
+      g_.kernel_qualifier + " ls_plan_info(" + params + ") {\n  out[0] = " + std::to_string(p.buffers.size()) + ";\n";
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    s += "  if (" + std::to_string(b + 1) + " < room) out[" + std::to_string(b + 1) +
+         "] = " + std::to_string(p.buffers[b].module_bytes()) + ";\n";
+  return s + "}\n";
+}
+
 std::string GpuPrinter::epilogue(const Plan& p) const {
   size_t n = p.buffers.empty() ? 1 : p.buffers.size();
   std::string count = std::to_string(p.buffers.size());
@@ -340,6 +353,7 @@ std::string GpuPrinter::epilogue(const Plan& p) const {
   // never past the `room` the runtime gives (a stale program may list more buffers).
   std::string params =
       g_.plan_info_params.empty() ? g_.written_space + "int64_t* out, const int64_t room" : g_.plan_info_params;
+  if (p.buffers.size() > kTableEntries) return head + plan_info_stores(p, params);
   return head + g_.constant_space + " int64_t ls_buffer_bytes[" + std::to_string(n) + "] = " + buffer_bytes_init(p) +
          ";\n" + g_.kernel_qualifier + " ls_plan_info(" + params + ") {\n  out[0] = " + count +
          ";\n  for (int64_t i = 0; i < " + count + " && 1 + i < room; ++i) out[1 + i] = ls_buffer_bytes[i];\n}\n";

@@ -24,6 +24,7 @@ class GpuPrinter : public CPrinter {
   // After the kernels: the buffer sizes the program was built for, as globals the runtime reads,
   // or, for a dialect without device globals, a kernel ls_plan_info(out, room) that writes count then sizes.
   std::string epilogue(const kir::Plan& p) const;
+  std::string plan_info_stores(const kir::Plan& p, const std::string& params) const;
   // Prelude + every kernel + epilogue, each after a kUnitBreak: what the target's compiler
   // builds. Kernels whose code is the same but for their buffers share one function (compiled
   // once): each kernel's entry is its own name or that of the first kernel whose code it shares.

@@ -40,7 +40,9 @@ namespace {
 // program's. The sums run in the loops' order as printed.
 const char* kFlags =
     "-std=c++17 -O3 -march=native -mprefer-vector-width=512 -fopenmp-simd -fPIC -shared -ffp-contract=off "
-    "-fno-trapping-math -fwrapv -fno-math-errno -fschedule-insns -fsched-pressure -fno-loop-interchange";
+    "-fno-trapping-math -fwrapv -fno-math-errno";
+// GCC's spelling only: clang refuses -fsched-pressure and has no loop interchange to turn off.
+const char* kGccFlags = "-fschedule-insns -fsched-pressure -fno-loop-interchange";
 
 std::vector<std::string> compiler() {
   const char* c = std::getenv("LOCKSTEP_CXX");
@@ -66,10 +68,32 @@ std::string host_cpu() {
   return model + "\n" + flags;
 }
 
+// The compiler's --version text, asked once (it decides the flags and keys the cache).
+const std::string& version_text() {
+  static const std::string text = [] {
+    std::vector<std::string> argv = compiler();
+    argv.push_back("--version");
+    ProcessResult r;
+    try {
+      r = run_process(argv);
+    } catch (const Error& e) {
+      throw Error("target 'cpu' needs a C++ compiler: " + std::string(e.what()));
+    }
+    if (r.exit_code != 0) throw Error("target 'cpu' needs a C++ compiler; '" + spelled(argv) + "' failed: " + r.output);
+    return r.output;
+  }();
+  return text;
+}
+
+std::string flags() {
+  bool clang = version_text().find("clang") != std::string::npos;
+  return clang ? std::string(kFlags) : std::string(kFlags) + " " + kGccFlags;
+}
+
 // The compiler and its flags, then `args`.
 std::vector<std::string> command(const std::vector<std::string>& args) {
   std::vector<std::string> argv = compiler();
-  for (const std::string& f : split_words(kFlags)) argv.push_back(f);
+  for (const std::string& f : split_words(flags())) argv.push_back(f);
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -82,18 +106,7 @@ void fail_unless_built(const ProcessResult& r) {
 }  // namespace
 
 SystemCompiler::SystemCompiler() {
-  static const std::string id = [] {
-    std::vector<std::string> argv = compiler();
-    argv.push_back("--version");
-    ProcessResult r;
-    try {
-      r = run_process(argv);
-    } catch (const Error& e) {
-      throw Error("target 'cpu' needs a C++ compiler: " + std::string(e.what()));
-    }
-    if (r.exit_code != 0) throw Error("target 'cpu' needs a C++ compiler; '" + spelled(argv) + "' failed: " + r.output);
-    return spelled(compiler()) + "\n" + r.output + "\n" + kFlags + "\n" + host_cpu();
-  }();
+  static const std::string id = spelled(compiler()) + "\n" + version_text() + "\n" + flags() + "\n" + host_cpu();
   identity_ = id;
 }
 

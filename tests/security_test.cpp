@@ -351,6 +351,15 @@ TEST(ExitStatus, GeneratedCodeTheCompilerRejectsIsAnInternalError) {
   EXPECT_NE(r.output.find("Please report it"), std::string::npos) << r.output;
 }
 
+// No compiler at all is the user's setup, not lockstep's bug: exit 2 saying what is needed.
+TEST(ExitStatus, AMissingCompilerIsNamed) {
+  PrivateTempDir tmp("lockstep-test");
+  ProcessResult r = run_with_env("LOCKSTEP_CXX=" + (tmp.path() / "no-such-c++").string(), tmp.path());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("target 'cpu' needs a C++ compiler"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no-such-c++"), std::string::npos) << r.output;
+}
+
 TEST(CacheFolder, NoCacheBuildsInAFreshPrivateFolder) {
   // The old predictable name, planted as a link: it must be neither followed nor written.
   PrivateTempDir tmp("lockstep-test");

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -82,6 +83,35 @@ void run_on_threads(size_t n, const std::function<void(size_t)>& job) {
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
+}
+
+std::string spelled(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const std::string& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+std::vector<std::string> system_cxx() {
+  const char* c = std::getenv("LOCKSTEP_CXX");
+  std::vector<std::string> words = split_words(c && *c ? c : "c++");
+  return words.empty() ? std::vector<std::string>{"c++"} : words;
+}
+
+const std::string& system_cxx_version(const std::string& target) {
+  static const std::string text = [&] {  // a throw leaves it unset: the next call asks again
+    std::vector<std::string> argv = system_cxx();
+    argv.push_back("--version");
+    ProcessResult r;
+    try {
+      r = run_process(argv);
+    } catch (const Error& e) {
+      throw Error("target '" + target + "' needs a C++ compiler: " + std::string(e.what()));
+    }
+    if (r.exit_code != 0)
+      throw Error("target '" + target + "' needs a C++ compiler; '" + spelled(argv) + "' failed: " + r.output);
+    return r.output;
+  }();
+  return text;
 }
 
 }  // namespace lockstep

@@ -18,6 +18,16 @@ ProcessResult run_process(const std::vector<std::string>& argv);
 // "a b c" split at spaces (for LOCKSTEP_CXX="ccache g++" and the like).
 std::vector<std::string> split_words(const std::string& s);
 
+// `argv` joined by spaces, for messages.
+std::string spelled(const std::vector<std::string>& argv);
+
+// The system C++ compiler the host targets build with: $LOCKSTEP_CXX in words, else c++.
+std::vector<std::string> system_cxx();
+
+// Its --version text, asked once a process. Throws Error saying that `target` needs a C++
+// compiler when none runs.
+const std::string& system_cxx_version(const std::string& target);
+
 // The cores this process may run on (its affinity mask), at least 1.
 int available_cores();
 

@@ -44,18 +44,6 @@ const char* kFlags =
 // GCC's spelling only: clang refuses -fsched-pressure and has no loop interchange to turn off.
 const char* kGccFlags = "-fschedule-insns -fsched-pressure -fno-loop-interchange";
 
-std::vector<std::string> compiler() {
-  const char* c = std::getenv("LOCKSTEP_CXX");
-  std::vector<std::string> words = split_words(c && *c ? c : "c++");
-  return words.empty() ? std::vector<std::string>{"c++"} : words;
-}
-
-std::string spelled(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const std::string& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
 // -march=native makes the code the host CPU's: its model and feature flags are part of the
 // cache key, so a cache folder shared between machines never hands one another's code.
 std::string host_cpu() {
@@ -68,31 +56,15 @@ std::string host_cpu() {
   return model + "\n" + flags;
 }
 
-// The compiler's --version text, asked once (it decides the flags and keys the cache).
-const std::string& version_text() {
-  static const std::string text = [] {
-    std::vector<std::string> argv = compiler();
-    argv.push_back("--version");
-    ProcessResult r;
-    try {
-      r = run_process(argv);
-    } catch (const Error& e) {
-      throw Error("target 'cpu' needs a C++ compiler: " + std::string(e.what()));
-    }
-    if (r.exit_code != 0) throw Error("target 'cpu' needs a C++ compiler; '" + spelled(argv) + "' failed: " + r.output);
-    return r.output;
-  }();
-  return text;
-}
-
+// The compiler's --version decides the flags (and keys the cache).
 std::string flags() {
-  bool clang = version_text().find("clang") != std::string::npos;
+  bool clang = system_cxx_version("cpu").find("clang") != std::string::npos;
   return clang ? std::string(kFlags) : std::string(kFlags) + " " + kGccFlags;
 }
 
 // The compiler and its flags, then `args`.
 std::vector<std::string> command(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = compiler();
+  std::vector<std::string> argv = system_cxx();
   for (const std::string& f : split_words(flags())) argv.push_back(f);
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -106,7 +78,8 @@ void fail_unless_built(const ProcessResult& r) {
 }  // namespace
 
 SystemCompiler::SystemCompiler() {
-  static const std::string id = spelled(compiler()) + "\n" + version_text() + "\n" + flags() + "\n" + host_cpu();
+  static const std::string id =
+      spelled(system_cxx()) + "\n" + system_cxx_version("cpu") + "\n" + flags() + "\n" + host_cpu();
   identity_ = id;
 }
 

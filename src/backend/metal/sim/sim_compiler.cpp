@@ -23,12 +23,6 @@ namespace {
 const char* kFlags =
     "-std=c++17 -O2 -fPIC -shared -ffp-contract=off -fno-fast-math -fwrapv -Wno-attributes -D_XOPEN_SOURCE=700 -lm";
 
-std::vector<std::string> compiler() {
-  const char* c = std::getenv("LOCKSTEP_CXX");
-  std::vector<std::string> words = split_words(c && *c ? c : "c++");
-  return words.empty() ? std::vector<std::string>{"c++"} : words;
-}
-
 std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\n"), b = s.find_last_not_of(" \t\n");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
@@ -102,19 +96,9 @@ std::string launcher_source(const std::string& msl) {
 
 std::string compiler_identity() {
   static const std::string id = [] {
-    std::vector<std::string> argv = compiler();
-    std::string spelled;
-    for (const std::string& a : argv) spelled += (spelled.empty() ? "" : " ") + a;
-    argv.push_back("--version");
-    ProcessResult r;
-    try {
-      r = run_process(argv);
-    } catch (const Error& e) {
-      throw Error("target 'metal-sim' needs a C++ compiler: " + std::string(e.what()));
-    }
-    if (r.exit_code != 0) throw Error("target 'metal-sim' needs a C++ compiler; '" + spelled + " --version' failed: " + r.output);
     std::string headers = std::string(metal_stdlib_text()) + launch_header_text();
-    return "metal-sim\n" + spelled + "\n" + r.output + "\n" + kFlags + "\nheaders " + sha256_hex(headers.data(), headers.size());
+    return "metal-sim\n" + spelled(system_cxx()) + "\n" + system_cxx_version("metal-sim") + "\n" + kFlags +
+           "\nheaders " + sha256_hex(headers.data(), headers.size());
   }();
   return id;
 }
@@ -130,7 +114,7 @@ std::string build(const std::string& msl) {
   write_file_atomic((inc / "ls_sim_launch.h").string(), launch_header_text());
   write_file_atomic((dir.path() / "program.metal").string(), msl);
   write_file_atomic((dir.path() / "launcher.cpp").string(), launcher);
-  std::vector<std::string> argv = compiler();
+  std::vector<std::string> argv = system_cxx();
   for (const std::string& f : split_words(kFlags)) argv.push_back(f);
   for (const std::string& f : {std::string("-I"), inc.string(), (dir.path() / "launcher.cpp").string(), std::string("-o"), so.string()})
     argv.push_back(f);

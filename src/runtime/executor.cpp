@@ -42,12 +42,22 @@ Executor::~Executor() {
   }
 }
 
+// A host device holds the whole program in host memory; a GPU's host side holds the outputs it
+// reads back (a 12 GiB ConvTranspose output was refused only as "a tensor", naming no node).
 void require_program_room(const Device& dev, const std::string& target, const kir::Plan& plan, int64_t bytes) {
-  if (!dev.host_memory()) return;
+  std::vector<int> held;
+  if (dev.host_memory()) {
+    for (size_t b = 0; b < plan.buffers.size(); ++b) held.push_back(static_cast<int>(b));
+  } else {
+    held = plan.outputs;
+    bytes = 0;
+    for (int b : held)
+      if (__builtin_add_overflow(bytes, plan.buffers[b].bytes(), &bytes)) bytes = -1;
+  }
   int largest = -1;
-  for (size_t b = 0; b < plan.buffers.size(); ++b)
-    if (largest < 0 || plan.buffers[b].bytes() > plan.buffers[largest].bytes()) largest = static_cast<int>(b);
-  std::string what = target + ": the program's memory";
+  for (int b : held)
+    if (largest < 0 || plan.buffers[b].bytes() > plan.buffers[largest].bytes()) largest = b;
+  std::string what = target + (dev.host_memory() ? ": the program's memory" : ": the outputs read back to the host");
   if (largest >= 0) {
     const kir::Buffer& b = plan.buffers[largest];
     what += " (its largest buffer '" + b.name + "' " + dtype_name(b.dtype) + shape_str(b.shape);

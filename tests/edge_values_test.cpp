@@ -85,19 +85,55 @@ struct EdgeCase {
 // Ops whose float results are a correctly rounded function of their inputs (or a copy of
 // them): the ref's bytes are the only right answer.
 bool exact_op(const std::string& op) {
-  static const std::set<std::string> exact = {"Add",     "Sub",     "Mul",       "Div",       "Neg",
-                                              "Abs",     "Relu",    "Sqrt",      "Clip",      "Where",
-                                              "Cast",    "Equal",   "Less",      "Greater",   "Identity",
-                                              "Reshape", "Flatten", "Squeeze",   "Unsqueeze", "Slice",
-                                              "Split",   "Concat",  "Transpose", "Tile",      "Expand",
-                                              "Gather",  "Pad",     "Shape",     "Constant",  "ConstantOfShape"};
+  static const std::set<std::string> exact = {"Add",
+                                              "Sub",
+                                              "Mul",
+                                              "Div",
+                                              "Neg",
+                                              "Abs",
+                                              "Relu",
+                                              "Sqrt",
+                                              "Clip",
+                                              "Where",
+                                              "Cast",
+                                              "Equal",
+                                              "Less",
+                                              "Greater",
+                                              "Identity",
+                                              "Reshape",
+                                              "Flatten",
+                                              "Squeeze",
+                                              "Unsqueeze",
+                                              "Slice",
+                                              "Split",
+                                              "Concat",
+                                              "Transpose",
+                                              "Tile",
+                                              "Expand",
+                                              "Gather",
+                                              "Pad",
+                                              "Shape",
+                                              "Constant",
+                                              "ConstantOfShape",
+                                              "GreaterOrEqual",
+                                              "LessOrEqual",
+                                              "And",
+                                              "Or",
+                                              "Xor",
+                                              "Not",
+                                              "Floor",
+                                              "Ceil",
+                                              "Reciprocal",
+                                              "Sign",
+                                              "Max",
+                                              "Min"};
   return exact.count(op) > 0;
 }
 
 // Ops whose results sum many products: partial sums may overflow the type where float64's do not.
 bool contraction(const std::string& op) {
-  static const std::set<std::string> ops = {"Conv",      "ConvTranspose", "MatMul", "Gemm",
-                                            "ReduceSum", "ReduceMean",    "Softmax"};
+  static const std::set<std::string> ops = {"Conv",       "ConvTranspose", "MatMul", "Gemm", "ReduceSum",
+                                            "ReduceMean", "Softmax",       "Sum",    "Mean"};
   return ops.count(op) > 0;
 }
 

@@ -179,8 +179,10 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
       return wrapped(e.type, ua + " * " + ub);
     case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
     case Fn::Pow: return transcendental("pow", e.type) + "(" + a + ", " + b + ")";
-    case Fn::Min: return helper("ls_min", e.type) + "(" + a + ", " + b + ")";
-    case Fn::Max: return helper("ls_max", e.type) + "(" + a + ", " + b + ")";
+    case Fn::Min:
+      return helper(fl ? "ls_min_nan" : "ls_min", e.type) + "(" + a + ", " + b + ")";  // values: NaN wins
+    case Fn::Max:
+      return helper(fl ? "ls_max_nan" : "ls_max", e.type) + "(" + a + ", " + b + ")";
     case Fn::IDiv: return helper("ls_idiv", e.type) + "(" + a + ", " + b + ")";
     case Fn::IPow: return helper("ls_ipow", e.type) + "_" + compute_type(e.args[1]->type) + "(" + a + ", " + b + ")";
     default: return "";

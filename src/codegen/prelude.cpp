@@ -33,7 +33,8 @@ FN double ls_canon_d(double x) { return x == x ? x : ls_as_double((uint64_t)0x7f
 constexpr const char* kOrdered = R"(#define LS_ORDERED(T) \
 FN T ls_min_##T(T a, T b) { return b < a ? b : a; } \
 FN T ls_max_##T(T a, T b) { return a < b ? b : a; } \
-FN T ls_max_nan_##T(T acc, T x) { return (x > acc || x != x) ? x : acc; }
+FN T ls_max_nan_##T(T acc, T x) { return (x > acc || x != x) ? x : acc; } \
+FN T ls_min_nan_##T(T acc, T x) { return (x < acc || x != x) ? x : acc; }
 )";
 
 // ONNX integer Div that never traps: 0 for a zero divisor (a check kernel reports it) and, for

@@ -13,8 +13,11 @@ namespace {
 const std::map<std::string, Fn> kUnary = {{"Neg", Fn::Neg},        {"Abs", Fn::Abs},   {"Exp", Fn::Exp},
                                           {"Log", Fn::Log},        {"Sqrt", Fn::Sqrt}, {"Tanh", Fn::Tanh},
                                           {"Sigmoid", Fn::Sigmoid}};
-const std::map<std::string, Fn> kBinary = {
-    {"Add", Fn::Add}, {"Sub", Fn::Sub}, {"Mul", Fn::Mul}, {"Equal", Fn::Eq}, {"Less", Fn::Lt}};
+const std::map<std::string, Fn> kBinary = {{"Add", Fn::Add},  {"Sub", Fn::Sub}, {"Mul", Fn::Mul},
+                                           {"Equal", Fn::Eq}, {"Less", Fn::Lt}, {"LessOrEqual", Fn::Le},
+                                           {"And", Fn::And},  {"Or", Fn::Or}};
+// Inputs folded left to right: Max and Min propagate NaN (ls_max_nan), Sum adds in order.
+const std::map<std::string, Fn> kVariadic = {{"Max", Fn::Max}, {"Min", Fn::Min}, {"Sum", Fn::Add}, {"Mean", Fn::Add}};
 
 ExprP zero_like(const ExprP& x) { return cst(0, x->type); }
 
@@ -78,6 +81,26 @@ ExprP clip(ExprP x, ExprP lo, ExprP hi) {
   return x;
 }
 
+// in(0) op in(1) op ... in(n-1), left to right. Sum and Mean are one result each: half and
+// bfloat16 inputs add in float and round once, as a reduction does (the reference keeps full
+// precision; rounding every partial sum lost 2^-8 of a bfloat16 sum and overflowed float16).
+template <class In>
+ExprP fold(Fn fn, bool mean, const In& in, size_t n) {
+  DType t = in(0)->type;
+  bool widen = fn == Fn::Add && (t == DType::f16 || t == DType::bf16);
+  auto input = [&](size_t k) { return widen ? cast(in(k), DType::f32) : in(k); };
+  ExprP body = input(0);
+  for (size_t k = 1; k < n; ++k) body = value_arith(fn, body, input(k));
+  if (mean) body = binary(Fn::Div, body, cst(static_cast<double>(n), body->type));
+  return widen ? cast(body, t) : body;
+}
+
+// 1 where x > 0, -1 where x < 0, else x itself (+-0 keeps its sign, NaN stays NaN).
+ExprP sign(ExprP x) {
+  ExprP zero = zero_like(x);
+  return select(binary(Fn::Lt, zero, x), cst(1, x->type), select(binary(Fn::Lt, x, zero), cst(-1, x->type), x));
+}
+
 ExprP clip_bound(Lowering& L, const OpCtx& c, size_t k, const char* attr, size_t rank, DType t) {
   if (c.opset < 11) return c.has_attr(attr) ? cst(c.attr_float(attr, 0), t) : nullptr;
   return c.has_input(k) ? L.read_bcast(c.node.inputs[k], rank) : nullptr;
@@ -96,7 +119,16 @@ bool lower_elementwise(Lowering& L, int n) {
   if (auto u = kUnary.find(op); u != kUnary.end()) body = value_arith(u->second, in(0));
   else if (auto b = kBinary.find(op); b != kBinary.end()) body = value_arith(b->second, in(0), in(1));
   else if (op == "Erf") body = dtype_is_float(L.type(out).dtype) ? unary(Fn::Erf, in(0)) : cst(0, L.type(out).dtype);
+  else if (auto f = kVariadic.find(op); f != kVariadic.end())
+    body = fold(f->second, op == "Mean", in, node.inputs.size());
   else if (op == "Greater") body = binary(Fn::Lt, in(1), in(0));
+  else if (op == "GreaterOrEqual") body = binary(Fn::Le, in(1), in(0));
+  else if (op == "Xor") body = unary(Fn::Not, binary(Fn::Eq, in(0), in(1)));
+  else if (op == "Not") body = unary(Fn::Not, in(0));
+  else if (op == "Floor") body = unary(Fn::Floor, in(0));
+  else if (op == "Ceil") body = unary(Fn::Neg, unary(Fn::Floor, unary(Fn::Neg, in(0))));  // exact, -0 kept
+  else if (op == "Reciprocal") body = binary(Fn::Div, cst(1, L.type(out).dtype), in(0));
+  else if (op == "Sign") body = sign(in(0));
   else if (op == "Div") body = divide(in(0), in(1));
   else if (op == "Pow") body = power(in(0), in(1));
   else if (op == "Relu") body = select(binary(Fn::Lt, in(0), zero_like(in(0))), zero_like(in(0)), in(0));

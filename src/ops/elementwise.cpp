@@ -24,6 +24,11 @@ const TypeHistory kEqualTypes = {{7, kBool | types({DType::i32, DType::i64})},
                                  {11, kBool | (kNumeric & ~kBf16)},
                                  {13, kBool | kNumeric}};
 const TypeHistory kOrderTypes = {{7, kFloat}, {9, kNumeric & ~kBf16}, {13, kNumeric}};
+const TypeHistory kOrderOrEqualTypes = {{12, kNumeric & ~kBf16}, {16, kNumeric}};
+const TypeHistory kLogicTypes = {{7, kBool}};
+const TypeHistory kNotTypes = {{1, kBool}};
+const TypeHistory kRoundingTypes = {{6, kFloat}, {13, kFloat | kBf16}};
+const TypeHistory kSignTypes = {{9, kNumeric & ~kBf16}, {13, kNumeric}};
 
 void infer_unary(InferCtx& c, TypeHistory h) {
   require_types(c, 0, h);
@@ -93,6 +98,28 @@ double sigmoid(double x) {
   if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
   double e = std::exp(x);  // no overflow for very negative x
   return e / (1.0 + e);
+}
+
+// Comparisons and logic on bool answer bool; ints compare as their dtype (uint64 unsigned).
+void ref_compare(RefCtx& c, bool (*fop)(double, double), bool (*iop)(int64_t, int64_t, DType)) {
+  ref_binary(c, true, fop, [iop](int64_t a, int64_t b, DType t) -> int64_t { return iop(a, b, t); });
+}
+
+void ref_logic(RefCtx& c, bool (*op)(bool, bool)) {
+  ref_binary(
+      c, true, [](double, double) { return 0.0; },
+      [op](int64_t a, int64_t b, DType) -> int64_t { return op(a != 0, b != 0); });
+}
+
+// 1, -1, or x itself for +-0 (keeping its sign) and NaN.
+void ref_sign(RefCtx& c) {
+  ref_unary(
+      c, [](double x) { return x > 0   ? 1.0
+                               : x < 0 ? -1.0
+                                       : x; },
+      [](int64_t x, DType t) -> int64_t {
+        return t == DType::u64 ? x != 0 : x > 0 ? 1 : x < 0 ? -1 : 0;
+      });
 }
 
 void ref_leaky_relu(RefCtx& c) {
@@ -262,6 +289,90 @@ const OpDef kOps[] = {
      {},
      [](InferCtx& c) { infer_unary(c, kFloatTypes); },
      [](RefCtx& c) { ref_float_unary(c, sigmoid); }},
+    {"GreaterOrEqual",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kOrderOrEqualTypes, true); },
+     [](RefCtx& c) {
+       ref_compare(
+           c, [](double a, double b) { return a >= b; },
+           [](int64_t a, int64_t b, DType t) { return !int_less(a, b, t); });
+     }},
+    {"LessOrEqual",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kOrderOrEqualTypes, true); },
+     [](RefCtx& c) {
+       ref_compare(
+           c, [](double a, double b) { return a <= b; },
+           [](int64_t a, int64_t b, DType t) { return !int_less(b, a, t); });
+     }},
+    {"And",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kLogicTypes, true); },
+     [](RefCtx& c) { ref_logic(c, [](bool a, bool b) { return a && b; }); }},
+    {"Or",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kLogicTypes, true); },
+     [](RefCtx& c) { ref_logic(c, [](bool a, bool b) { return a || b; }); }},
+    {"Xor",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kLogicTypes, true); },
+     [](RefCtx& c) { ref_logic(c, [](bool a, bool b) { return a != b; }); }},
+    {"Not",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_unary(c, kNotTypes); },
+     [](RefCtx& c) {
+       ref_unary(
+           c, [](double) { return 0.0; }, [](int64_t x, DType) -> int64_t { return x == 0; });
+     }},
+    {"Floor",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_unary(c, kRoundingTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::floor(x); }); }},
+    {"Ceil",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_unary(c, kRoundingTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::ceil(x); }); }},
+    {"Reciprocal",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_unary(c, kRoundingTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return 1.0 / x; }); }},
+    {"Sign", 1, 1, 1, 1, {}, [](InferCtx& c) { infer_unary(c, kSignTypes); }, ref_sign},
     {"LeakyRelu", 1, 1, 1, 1, {"alpha"}, infer_leaky_relu, ref_leaky_relu},
     {"Clip", 1, 3, 1, 1, {"min", "max"}, infer_clip, ref_clip},
     {"Where", 3, 3, 1, 1, {}, infer_where, ref_where},

@@ -46,9 +46,9 @@ std::string type_names(TypeSet s);
 
 // Output type of broadcasting the listed inputs; unknown rank when any input's rank is.
 // Fails naming the node and the inputs when two known dims disagree.
-TypeInfo infer_broadcast(const InferCtx& c, std::initializer_list<size_t> inputs, DType out);
+TypeInfo infer_broadcast(const InferCtx& c, const std::vector<size_t>& inputs, DType out);
 // Broadcast shape of the given run-time inputs; fails like infer_broadcast.
-Shape ref_broadcast(const RefCtx& c, std::initializer_list<size_t> inputs);
+Shape ref_broadcast(const RefCtx& c, const std::vector<size_t>& inputs);
 
 // Element strides of `in` read through the broadcast shape `out`: 0 along broadcast dims.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
@@ -56,7 +56,7 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 // Calls f(k, idx) for every element k of `out` in row-major order, where idx[j] is the flat
 // index of the matching element of input j (shapes broadcast to `out`).
 template <class F>
-void for_each_broadcast(const Shape& out, std::initializer_list<Shape> ins, F&& f) {
+void for_each_broadcast(const Shape& out, const std::vector<Shape>& ins, F&& f) {
   std::vector<std::vector<int64_t>> st;
   for (const Shape& s : ins) st.push_back(broadcast_strides(s, out));
   const size_t n = st.size(), rank = out.size();

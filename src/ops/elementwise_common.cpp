@@ -43,8 +43,7 @@ void require_types(const InferCtx& c, size_t k, TypeHistory h) {
            type_names(allowed) + ")");
 }
 
-static std::string shapes_text(const OpCtx& c, std::initializer_list<size_t> inputs,
-                               const std::vector<Shape>& shapes) {
+static std::string shapes_text(const OpCtx& c, const std::vector<size_t>& inputs, const std::vector<Shape>& shapes) {
   std::string r;
   size_t j = 0;
   for (size_t k : inputs) {
@@ -64,7 +63,7 @@ static bool broadcast_all(const std::vector<Shape>& shapes, Shape& out) {
   return true;
 }
 
-TypeInfo infer_broadcast(const InferCtx& c, std::initializer_list<size_t> inputs, DType out) {
+TypeInfo infer_broadcast(const InferCtx& c, const std::vector<size_t>& inputs, DType out) {
   std::vector<Shape> shapes;
   for (size_t k : inputs) {
     if (!c.input(k).rank_known) return TypeInfo{out, false, {}};
@@ -76,7 +75,7 @@ TypeInfo infer_broadcast(const InferCtx& c, std::initializer_list<size_t> inputs
   return t;
 }
 
-Shape ref_broadcast(const RefCtx& c, std::initializer_list<size_t> inputs) {
+Shape ref_broadcast(const RefCtx& c, const std::vector<size_t>& inputs) {
   std::vector<Shape> shapes;
   for (size_t k : inputs) shapes.push_back(c.input(k).shape);
   Shape out;

@@ -94,6 +94,7 @@ std::vector<const OpDef*> registered_ops();
 
 // Each op family exports its table; registry.cpp joins them.
 std::span<const OpDef> elementwise_ops();
+std::span<const OpDef> elementwise_variadic_ops();
 std::span<const OpDef> movement_ops();
 std::span<const OpDef> generator_ops();
 std::span<const OpDef> conv_ops();

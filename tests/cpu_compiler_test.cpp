@@ -32,6 +32,19 @@ TEST(CpuCompiler, ALargeProgramIsCutIntoUnitsEachHeadedByThePrelude) {
   EXPECT_GE(units[0].size(), units[2].size() / 2);
 }
 
+// CUDA reads a module's buffer table from its last image: a plan of 7,777 buffers (the
+// edge-value suite's) made the epilogue larger than a unit's share, and it landed in an
+// earlier one, so the H100 refused the module as "built for a different plan".
+TEST(CpuCompiler, TheEpilogueStaysInTheLastUnitHoweverLarge) {
+  std::string src = program(40) + std::string(codegen::kUnitBreak) + std::string(4000, 'e') + "\n";
+  std::vector<std::string> units = codegen::translation_units(src, 3);
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_NE(units.back().find(std::string(4000, 'e')), std::string::npos);
+  std::string joined;
+  for (const std::string& u : units) joined += u.substr(8);
+  EXPECT_EQ("prelude\n" + joined, src);
+}
+
 TEST(CpuCompiler, SmallProgramsAndOneCoreStayOneUnit) {
   EXPECT_EQ(codegen::translation_units(program(40), 1), std::vector<std::string>{program(40)});
   EXPECT_EQ(codegen::translation_units(program(codegen::kPiecesPerUnit * 2 - 1), 8).size(), 1u);

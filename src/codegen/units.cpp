@@ -21,7 +21,9 @@ std::vector<std::string> translation_units(const std::string& source, size_t mos
   for (const std::string& p : pieces) total += p.size();
   std::vector<std::string> units(n, prelude);
   for (const std::string& p : pieces) {
-    size_t u = std::min(n - 1, done * n / std::max<size_t>(total, 1));
+    // The last piece (the epilogue, whose tables the runtimes read from the last unit) stays
+    // last however large it is.
+    size_t u = &p == &pieces.back() ? n - 1 : std::min(n - 1, done * n / std::max<size_t>(total, 1));
     units[u] += p;
     done += p.size();
   }

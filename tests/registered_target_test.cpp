@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "backend/registry.h"
+#include "graph/builder.h"
 #include "runtime/staging_pool.h"
 #include "runtime/target.h"
 #include "test_util.h"
@@ -148,9 +150,28 @@ class LateDevice : public Device {
   std::set<unsigned char*> written_;
 };
 
+// The cpu's compiler, counting its native compiles.
+std::atomic<int> native_compiles{0};
+
+class CountingCompiler : public CodeCompiler {
+ public:
+  explicit CountingCompiler(std::unique_ptr<CodeCompiler> inner) : inner_(std::move(inner)) {}
+  std::string identity() override { return inner_->identity(); }
+  std::string compile(const std::string& source) override {
+    ++native_compiles;
+    return inner_->compile(source);
+  }
+
+ private:
+  std::unique_ptr<CodeCompiler> inner_;
+};
+
 // The registration: cpu's code generation and compiler, this file's device.
 const bool registered = [] {
   TargetInfo t = *find_target("cpu");
+  t.make_compiler = [cpu = t.make_compiler](const CompileOptions& o, const Device* d) -> std::unique_ptr<CodeCompiler> {
+    return std::make_unique<CountingCompiler>(cpu(o, d));
+  };
   t.name = kLate;
   t.summary = "test only: the cpu's kernels behind a late, asynchronous queue";
   t.make_device = [](const CompileOptions& o, std::string* why) -> std::unique_ptr<Device> {
@@ -183,6 +204,26 @@ TEST(RegisteredTarget, IsListedAndCompilesLikeAnyTarget) {
   half.make_device = nullptr;
   EXPECT_NE(testing::error_of([&] { register_target(half); }).find("has no make_device"), std::string::npos);
   EXPECT_EQ(find_target("half-a-target"), nullptr);
+}
+
+// A program too large for this machine is refused before its native compile, also where the
+// device opens alongside the compile, as cuda's does: on an H100 a doubling Concat to 16 GiB
+// ran NVRTC for 100 s before the refusal. Here the chain doubles to a TiB.
+TEST(RegisteredTarget, AProgramTooLargeIsRefusedBeforeItsNativeCompile) {
+  GraphBuilder b;
+  int v = b.input("x", DType::f32, {dim(1 << 24)});
+  for (int k = 0; k < 14; ++k) v = b.op("Concat", "/cat" + std::to_string(k), {v, v}, {{"axis", attr_int(0)}});
+  b.output(v);
+  Graph g = b.finish();
+  TensorMap in;
+  in["x"] = Tensor(DType::f32, {1 << 24});
+  CompileOptions o;
+  o.use_cache = false;
+  int before = native_compiles;
+  std::string err = testing::error_of([&] { compile(g, kLate, o)->run(in); });
+  EXPECT_NE(err.find("/cat"), std::string::npos) << err;
+  EXPECT_NE(err.find("bytes"), std::string::npos) << err;
+  EXPECT_EQ(native_compiles, before) << err;
 }
 
 // Parity with ref, the cpu's exact bytes (the same kernels), and determinism across compiles,

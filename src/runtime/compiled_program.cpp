@@ -236,13 +236,15 @@ void CompiledProgram::specialise(const Specialisation& s) {
   lap("pipeline", t);
   mem_ = plan_memory(plan_);
   if (opts_.checked) check_memory_plan(plan_, mem_);
-  if (dev_)  // before the native compile's seconds: a program too large to run is refused now
-    require_program_room(*dev_, target_.name, plan_,
-                         program_bytes(layout_device_memory(plan_, mem_, opts_.checked, desc_.buffer_align), 0));
   lap("plan", t);
   codegen::ProgramSource source = target_.program_source(plan_);
   lap("source", t);
   before_native(t);
+  // Before the native compile's seconds, once a device opened alongside is here: a program
+  // too large to run is refused now (NVRTC spent 100 s on a 16 GiB Concat bomb first).
+  if (dev_)
+    require_program_room(*dev_, target_.name, plan_,
+                         program_bytes(layout_device_memory(plan_, mem_, opts_.checked, desc_.buffer_align), 0));
   std::shared_ptr<const CompiledCode> code =
       cached_code(compiler(), {target_.name, std::move(source.text), opts_.use_cache, opts_.fault.get()});
   lap("native", t);

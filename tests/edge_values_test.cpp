@@ -126,14 +126,25 @@ bool exact_op(const std::string& op) {
                                               "Reciprocal",
                                               "Sign",
                                               "Max",
-                                              "Min"};
+                                              "Min",
+                                              "ReduceMax",
+                                              "ReduceMin",
+                                              "ArgMax",
+                                              "ArgMin",
+                                              "Hardmax",
+                                              "Trilu",
+                                              "Dropout",
+                                              "Size",
+                                              "GatherElements"};
   return exact.count(op) > 0;
 }
 
 // Ops whose results sum many products: partial sums may overflow the type where float64's do not.
 bool contraction(const std::string& op) {
-  static const std::set<std::string> ops = {"Conv",       "ConvTranspose", "MatMul", "Gemm", "ReduceSum",
-                                            "ReduceMean", "Softmax",       "Sum",    "Mean"};
+  static const std::set<std::string> ops = {
+      "Conv",     "ConvTranspose",   "MatMul",       "Gemm",           "ReduceSum",  "ReduceMean",
+      "Softmax",  "LogSoftmax",      "Sum",          "Mean",           "ReduceProd", "ReduceL1",
+      "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
   return ops.count(op) > 0;
 }
 
@@ -219,6 +230,28 @@ void add_registered(std::vector<EdgeCase>& cases) {
   }
 }
 
+// Folds along the last axis of an [E, 4] input: its rows hold the edge values four at a time,
+// then seeded mixes, so NaN, infinities and extremes meet each other and ordinary values.
+void add_rows(std::vector<EdgeCase>& cases) {
+  for (const OpDef* d : registered_ops()) {
+    std::string op = d->name;
+    bool arg = op.starts_with("Arg"), reduce = op.starts_with("Reduce");
+    if (!arg && !reduce && !op.ends_with("max") && op != "Trilu") continue;  // and the Softmax family
+    for (DType t : kTypes)
+      for (int last = 0; last < (arg ? 2 : 1); ++last) {
+        OpCase c;
+        c.op = op;
+        c.opset = op == "Trilu" ? 14 : 12;  // axes as an attribute for every Reduce
+        c.name = op + " " + dtype_name(t) + " rows" + (last ? " last" : "");
+        c.inputs.push_back(OpCase::Input{t, {static_cast<int64_t>(edge_count(t)), 4}});
+        if (reduce) c.attrs = {{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}};
+        else if (arg) c.attrs = {{"axis", attr_int(1)}, {"select_last_index", attr_int(last)}};
+        else if (op != "Trilu") c.attrs = {{"axis", attr_int(1)}};
+        if (ref_accepts(c)) cases.push_back(with_edges(c));
+      }
+  }
+}
+
 void add_casts(std::vector<EdgeCase>& cases) {
   for (DType from : kTypes)
     for (DType to : kTypes) {
@@ -234,6 +267,7 @@ void add_casts(std::vector<EdgeCase>& cases) {
 std::vector<EdgeCase> edge_cases() {
   std::vector<EdgeCase> cases;
   add_registered(cases);
+  add_rows(cases);
   add_casts(cases);
   for (OpCase& c : standard_cases()) {
     c.name = "standard " + c.name;

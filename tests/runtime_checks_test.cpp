@@ -66,6 +66,26 @@ TEST_P(RuntimeChecks, GatherOutOfRangeIsAnErrorNamingTheNode) {
   }
 }
 
+// GatherElements(x, idx, axis=1) with x [2,4] and indices [2,2]: out[i][j] = x[i][idx[i][j]].
+TEST_P(RuntimeChecks, GatherElementsAgreesAndOutOfRangeIsAnErrorNamingTheNode) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, {dim(2), dim(4)});
+  int idx = b.input("idx", DType::i64, {dim(2), dim(2)});
+  b.output(b.op("GatherElements", "pick", {x, idx}, {{"axis", attr_int(1)}}));
+  Graph g = b.finish();
+  auto p = compile(g, GetParam());
+  std::vector<Tensor> out = p->run(pick_inputs({3, -4, 0, -1}));
+  std::vector<RefTensor> ref = run_reference(g, pick_inputs({3, -4, 0, -1}));
+  const float want[] = {30, 0, 40, 70};  // x[0][3], x[0][-4], x[1][0], x[1][-1]
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(out[0].data<float>()[k], want[k]) << k;
+    EXPECT_EQ(ref[0].f[k], want[k]) << k;
+  }
+  std::string msg = error_of([&] { p->run(pick_inputs({1, 4, -5, 2})); });
+  EXPECT_NE(msg.find("node 'pick': 2 GatherElements indices out of range [-4, 4)"), std::string::npos) << msg;
+  EXPECT_NE(error_of([&] { run_reference(g, pick_inputs({1, 4, -5, 2})); }).find("out of range"), std::string::npos);
+}
+
 // quot = Div(a, d), int64, both run-time inputs of shape [2,3].
 Graph div_graph(DType t = DType::i64) {
   GraphBuilder b(14);

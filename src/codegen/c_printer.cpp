@@ -55,6 +55,9 @@ std::string CPrinter::transcendental(const char* base, DType t) const {
 std::string CPrinter::literal(const Expr& e) const {
   char buf[64];
   if (e.type == DType::f64) {
+    std::string d = "(" + compute_type(e.type) + ")";
+    if (e.f != e.f) return "(" + d + "NAN)";
+    if (std::isinf(e.f)) return e.f > 0 ? "(" + d + "INFINITY)" : "(-" + d + "INFINITY)";
     std::snprintf(buf, sizeof buf, "%a", e.f);
     return buf;
   }
@@ -344,21 +347,34 @@ static bool fusable_product(const Expr& red) {
 // transposed conv's phases) and plain sums add each term rounded on its own; Max propagates NaN.
 std::string CPrinter::reduce_step(const Expr& red, const std::string& acc) const {
   std::string at = compute_type(red.type);
-  if (red.fn == Fn::Max) return acc + " = " + helper("ls_max_nan", red.type) + "(" + acc + ", (" + at + ")(" + expr(red.args[0]) + "));";
+  if (red.fn == Fn::Max || red.fn == Fn::Min)
+    return acc + " = " + helper(red.fn == Fn::Max ? "ls_max_nan" : "ls_min_nan", red.type) + "(" + acc + ", (" + at +
+           ")(" + expr(red.args[0]) + "));";
   if (fusable_product(red)) {
     const Expr& m = *red.args[0];
     return acc + " = " + math("fma", red.type) + "(" + expr(m.args[0]) + ", " + expr(m.args[1]) + ", " + acc + ");";
   }
-  if (!dtype_is_float(red.type) && red.type != DType::boolean) {  // integer sums wrap at every step
+  const char* op = red.fn == Fn::Mul ? " * " : " + ";
+  if (!dtype_is_float(red.type) && red.type != DType::boolean) {  // integer folds wrap at every step
     std::string u = wrapping_type(red.type);
-    return acc + " = " + wrapped(red.type, "(" + u + ")" + acc + " + (" + u + ")(" + expr(red.args[0]) + ")") + ";";
+    return acc + " = " + wrapped(red.type, "(" + u + ")" + acc + op + "(" + u + ")(" + expr(red.args[0]) + ")") + ";";
   }
-  return acc + " = " + acc + " + (" + at + ")(" + expr(red.args[0]) + ");";
+  return acc + " = " + acc + op + "(" + at + ")(" + expr(red.args[0]) + ");";
 }
 
-std::string CPrinter::reduce_init(const Expr& red) {
-  if (red.fn != Fn::Max) return "0";
-  return dtype_is_float(red.type) ? "-INFINITY" : "INT64_MIN";
+std::string CPrinter::reduce_init(const Expr& red) const {
+  bool fl = dtype_is_float(red.type);
+  if (red.fn == Fn::Max) return fl ? "(-INFINITY)" : int_limit(red.type, false);
+  if (red.fn == Fn::Min) return fl ? "INFINITY" : int_limit(red.type, true);
+  return red.fn == Fn::Mul ? "1" : "0";
+}
+
+// The least or greatest value of an integer type, spelled without a literal that overflows.
+std::string CPrinter::int_limit(DType t, bool greatest) const {
+  std::string ct = "(" + compute_type(t) + ")";
+  if (dtype_is_unsigned_int(t)) return greatest ? "(" + ct + "~" + ct + "0)" : "(" + ct + "0)";
+  std::string mx = std::to_string((int64_t{1} << (8 * dtype_size(t) - 1)) - 1) + d_.int_suffix;
+  return greatest ? "(" + ct + mx + ")" : "(" + ct + "(-" + mx + " - 1))";
 }
 
 std::string CPrinter::loop(const std::string& v, int64_t extent) { return loop(v, std::to_string(extent)); }

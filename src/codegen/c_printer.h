@@ -70,7 +70,8 @@ class CPrinter {
   // "ACC = ..." folding a reduction's next term into its accumulator `acc`.
   std::string reduce_step(const kir::Expr& red, const std::string& acc) const;
   // The accumulator's first value: the identity of the reduction.
-  static std::string reduce_init(const kir::Expr& red);
+  std::string reduce_init(const kir::Expr& red) const;
+  std::string int_limit(DType t, bool greatest) const;
   // "b12", or the name set_param_names gave buffer 12.
   std::string buf_name(int b) const;
   static std::string loop(const std::string& v, int64_t extent);  // "for (int64_t v = 0; v < N; ++v)\n"

@@ -1,4 +1,4 @@
-// Anchors: ops with a reduction (Conv, ConvTranspose, MatMul, Gemm, ReduceSum/Mean, Softmax).
+// Anchors: ops whose reduction is a sum of products (Conv, ConvTranspose, MatMul, Gemm).
 // Each element's sum runs in one fixed order (reduction vars outer to inner), on every target.
 #include <algorithm>
 #include <cmath>
@@ -296,66 +296,6 @@ void lower_gemm(Lowering& L, int n) {
   L.emit(n, y, body);
 }
 
-// Index into `x` for an output with kept (size-1) reduced dims: reduced dim k reads the
-// reduction var instead. `axes` sorted; reduction vars start at `first`.
-std::vector<ExprP> reduced_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims, int first) {
-  std::vector<ExprP> idx;
-  size_t out_k = 0, red_k = 0;
-  for (size_t k = 0; k < rank; ++k) {
-    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
-    if (reduced) { idx.push_back(v(first + red_k++)); if (keepdims) ++out_k; }
-    else idx.push_back(v(out_k++));
-  }
-  return idx;
-}
-
-void lower_reduce(Lowering& L, int n, bool mean) {
-  const Node& node = L.g.nodes[n];
-  OpCtx c(L.g, n);
-  int x = node.inputs[0], y = node.outputs[0];
-  const Shape& xs = L.shape(x);
-  const RefTensor* axes_value = node.inputs.size() > 1 && node.inputs[1] >= 0 && L.types.value[node.inputs[1]]
-                                    ? &*L.types.value[node.inputs[1]] : nullptr;
-  if (node.inputs.size() > 1 && node.inputs[1] >= 0 && !axes_value)
-    c.fail("axes must be known when compiling");
-  std::vector<int64_t> axes = reduce_axes(c, static_cast<int64_t>(xs.size()), axes_value);
-  bool keep = c.attr_int("keepdims", 1);
-  Shape extents;
-  int64_t count = 1;
-  for (int64_t a : axes) { extents.push_back(xs[a]); count *= xs[a]; }
-  int first = static_cast<int>(L.shape(y).size());
-  ExprP body = reduce(Fn::Add, L.read(x, reduced_index(xs.size(), axes, keep, first)), first, extents);
-  DType t = L.type(y).dtype;
-  if (mean && dtype_is_float(t)) body = binary(Fn::Div, body, cst(static_cast<double>(count), t));
-  // An integer mean: the sum (wrapped in the type) divided by the count, truncating; of nothing, 0.
-  else if (mean) body = count == 0 ? cst(0, t) : binary(Fn::IDiv, body, cst(static_cast<double>(count), t));
-  if (axes.empty()) body = L.read(x, out_vars(xs.size()));  // noop_with_empty_axes
-  L.emit(n, y, body);
-}
-
-// Softmax as three kernels: row max, sum of exp(x - max), then exp(x - max) / sum.
-void lower_softmax(Lowering& L, int n) {
-  const Node& node = L.g.nodes[n];
-  OpCtx c(L.g, n);
-  int x = node.inputs[0], y = node.outputs[0];
-  const Shape& xs = L.shape(x);
-  int64_t rank = static_cast<int64_t>(xs.size());
-  int64_t axis = normalize_axis(c.attr_int("axis", c.opset < 13 ? 1 : -1), rank);
-  std::vector<int64_t> axes;
-  for (int64_t k = axis; k < (c.opset < 13 ? rank : axis + 1); ++k) axes.push_back(k);
-  Shape kept = xs, extents;
-  for (int64_t a : axes) { kept[a] = 1; extents.push_back(xs[a]); }
-  DType t = L.type(y).dtype;
-  int r = static_cast<int>(rank);
-  std::vector<ExprP> kept_idx = out_vars(rank);
-  for (int64_t a : axes) kept_idx[a] = icst(0);
-  int mx = L.emit_temp(n, t, kept, reduce(Fn::Max, L.read(x, reduced_index(rank, axes, true, r)), r, extents));
-  ExprP shifted = sub(L.read(x, reduced_index(rank, axes, true, r)), load(mx, kept, t, out_vars(rank)));
-  int sm = L.emit_temp(n, t, kept, reduce(Fn::Add, unary(Fn::Exp, shifted), r, extents));
-  ExprP e = unary(Fn::Exp, sub(L.read(x, out_vars(rank)), load(mx, kept, t, kept_idx)));
-  L.emit(n, y, binary(Fn::Div, e, load(sm, kept, t, kept_idx)));
-}
-
 }  // namespace
 
 bool lower_anchor(Lowering& L, int n) {
@@ -364,9 +304,6 @@ bool lower_anchor(Lowering& L, int n) {
   else if (op == "ConvTranspose") lower_conv(L, n, true);
   else if (op == "MatMul") lower_matmul(L, n);
   else if (op == "Gemm") lower_gemm(L, n);
-  else if (op == "ReduceSum") lower_reduce(L, n, false);
-  else if (op == "ReduceMean") lower_reduce(L, n, true);
-  else if (op == "Softmax") lower_softmax(L, n);
   else return false;
   return true;
 }

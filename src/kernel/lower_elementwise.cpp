@@ -106,6 +106,18 @@ ExprP clip_bound(Lowering& L, const OpCtx& c, size_t k, const char* attr, size_t
   return c.has_input(k) ? L.read_bcast(c.node.inputs[k], rank) : nullptr;
 }
 
+// Trilu: x where the column minus the row is at least k (upper) or at most k (lower), else 0.
+ExprP trilu(Lowering& L, const OpCtx& c, ExprP x, size_t rank) {
+  ExprP k = icst(0);
+  if (c.has_input(1)) {  // a scalar, or one element, known now or read at run time
+    int kv = c.node.inputs[1];
+    k = L.read(kv, std::vector<ExprP>(L.shape(kv).size(), icst(0)));
+  }
+  ExprP d = binary(Fn::Sub, var(static_cast<int>(rank) - 1), var(static_cast<int>(rank) - 2));
+  ExprP keep = c.attr_int("upper", 1) ? binary(Fn::Le, k, d) : binary(Fn::Le, d, k);
+  return select(keep, x, zero_like(x));
+}
+
 }  // namespace
 
 bool lower_elementwise(Lowering& L, int n) {
@@ -141,7 +153,11 @@ bool lower_elementwise(Lowering& L, int n) {
   } else if (op == "Where") body = select(in(0), in(1), in(2));
   else if (op == "Cast") body = cast(in(0), L.type(out).dtype);
   else if (op == "Identity") body = in(0);
-  else return false;
+  else if (op == "Trilu") body = trilu(L, c, in(0), rank);
+  else if (op == "Dropout") {
+    if (c.has_output(1)) L.emit(n, node.outputs[1], cst(1, L.type(node.outputs[1]).dtype));  // the mask keeps all
+    body = in(0);
+  } else return false;
   L.emit(n, out, body);
   if (op == "Div") check_divisor(L, n, node.inputs[1], out);
   if (op == "Pow") check_zero_power(L, n, node.inputs[0], node.inputs[1], out);

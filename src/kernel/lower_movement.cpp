@@ -185,26 +185,29 @@ GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
   return {i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, icst(len)))};
 }
 
-// Gather with indices known only at run time. An out-of-range index reads nothing (the
-// element is 0) and is counted by a check kernel, which the runtime turns into an error.
+// Gather with indices known only at run time, and every GatherElements. An out-of-range
+// index reads nothing (the element is 0) and is counted by a check kernel, which the runtime
+// turns into an error.
 void lower_runtime_gather(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
+  bool elements = node.op_type == "GatherElements";  // indices index the output itself
   int data = node.inputs[0], ind = node.inputs[1], out = node.outputs[0];
   int64_t drank = static_cast<int64_t>(L.shape(data).size());
   int64_t axis = normalize_axis(c.attr_int("axis", 0), drank);
   int64_t q = static_cast<int64_t>(L.shape(ind).size()), len = L.shape(data)[axis];
-  GatherIndex at = gather_index(L, ind, len, static_cast<int>(axis));
-  std::vector<ExprP> didx;
-  for (int64_t k = 0; k < drank; ++k)
-    didx.push_back(k < axis ? var(static_cast<int>(k)) : k == axis ? select(at.ok, at.i, icst(0)) : var(static_cast<int>(k + q - 1)));
+  GatherIndex at = gather_index(L, ind, len, elements ? 0 : static_cast<int>(axis));
+  std::vector<ExprP> didx = out_vars(drank);
+  for (int64_t k = axis; k < drank && !elements; ++k) didx[k] = var(static_cast<int>(k + q - 1));
+  didx[axis] = select(at.ok, at.i, icst(0));
   L.emit(n, out, select(at.ok, L.read(data, didx), cst(0, L.type(data).dtype)));
   // The count of bad indices: a scalar sum in a fixed order (no atomics).
   GatherIndex each = gather_index(L, ind, len, 0);
   ExprP bad = select(each.ok, icst(0), icst(1));
   int count = L.emit_temp(n, DType::i64, {}, q == 0 ? bad : reduce(Fn::Add, bad, 0, L.shape(ind)));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
-                           "Gather indices out of range [-" + std::to_string(len) + ", " + std::to_string(len) + ")"});
+  L.plan.checks.push_back(
+      {count, L.plan.kernels.back().nodes.front(),
+       node.op_type + " indices out of range [-" + std::to_string(len) + ", " + std::to_string(len) + ")"});
 }
 
 }  // namespace
@@ -212,6 +215,10 @@ void lower_runtime_gather(Lowering& L, int n) {
 bool lower_movement(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   if (node.op_type == "Concat") { lower_concat(L, n); return true; }
+  if (node.op_type == "GatherElements") {
+    lower_runtime_gather(L, n);
+    return true;
+  }
   if (!kProbed.count(node.op_type)) return false;
   if (node.op_type == "Gather" && !L.types.value[node.inputs[1]]) { lower_runtime_gather(L, n); return true; }
   std::vector<RefTensor> tables = probe(L, n);

@@ -44,6 +44,22 @@ void ref_shape(RefCtx& c) {
   c.out[0] = dims_value(dims, lo, hi);
 }
 
+// Size: the element count, as an int64 scalar; known before running once every dim is.
+RefTensor count_value(const Shape& dims) {
+  RefTensor v(DType::i64, {});
+  v.i[0] = shape_numel(dims);
+  return v;
+}
+
+void infer_size(InferCtx& c) {
+  require_present(c, 0);
+  const TypeInfo& x = c.input(0);
+  c.set_output(0, DType::i64, {});
+  if (x.fully_known()) c.out_value[0] = count_value(x.dims);
+}
+
+void ref_size(RefCtx& c) { c.out[0] = count_value(c.input(0).shape); }
+
 const char* const kConstantAttrs[] = {"value", "value_float", "value_floats", "value_int",
                                       "value_ints", "value_string", "value_strings",
                                       "sparse_value"};
@@ -206,10 +222,16 @@ void ref_range(RefCtx& c) {
 
 const OpDef kOps[] = {
     {"Shape", 1, 1, 1, 1, {"start", "end"}, infer_shape, ref_shape},
-    {"Constant", 0, 0, 1, 1,
-     {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
-      "value_strings", "sparse_value"},
-     infer_constant, ref_constant},
+    {"Size", 1, 1, 1, 1, {}, infer_size, ref_size},
+    {"Constant",
+     0,
+     0,
+     1,
+     1,
+     {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings",
+      "sparse_value"},
+     infer_constant,
+     ref_constant},
     {"ConstantOfShape", 1, 1, 1, 1, {"value"}, infer_constant_of_shape, ref_constant_of_shape},
     {"Range", 3, 3, 1, 1, {}, infer_range, ref_range},
 };

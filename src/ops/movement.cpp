@@ -19,6 +19,7 @@ static const OpDef kMovementOps[] = {
     {"Tile", 2, 2, 1, 1, {}, infer_tile, ref_tile},
     {"Expand", 2, 2, 1, 1, {}, infer_expand, ref_expand},
     {"Gather", 2, 2, 1, 1, {"axis"}, infer_gather, ref_gather},
+    {"GatherElements", 2, 2, 1, 1, {"axis"}, infer_gather_elements, ref_gather_elements},
     {"Pad", 1, 4, 1, 1, {"mode", "pads", "value"}, infer_pad, ref_pad},
 };
 

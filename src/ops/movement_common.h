@@ -82,6 +82,8 @@ void infer_expand(InferCtx& c);
 void ref_expand(RefCtx& c);
 void infer_gather(InferCtx& c);
 void ref_gather(RefCtx& c);
+void infer_gather_elements(InferCtx& c);
+void ref_gather_elements(RefCtx& c);
 void infer_pad(InferCtx& c);
 void ref_pad(RefCtx& c);
 

@@ -1,4 +1,4 @@
-// Ops that reorder or repeat elements: Transpose, Tile, Expand, Gather. Each is one
+// Ops that reorder or repeat elements: Transpose, Tile, Expand, Gather, GatherElements. Each is one
 // strided_copy (or one per gathered index) with suitable strides.
 #include "ops/movement_common.h"
 
@@ -187,6 +187,46 @@ void ref_gather(RefCtx& c) {
     StridedView dst{k * extent[1], {n * extent[1], 1}}, src{i * extent[1], {dim * extent[1], 1}};
     strided_copy(extent, c.out[0], dst, x, src);
   }
+}
+
+// ---- GatherElements ----
+
+// Output shape = indices' shape; out[..., j, ...] = data[..., idx[..., j, ...], ...] along axis.
+void infer_gather_elements(InferCtx& c) {
+  const TypeInfo &x = c.input(0), &idx = c.input(1);
+  require_index_type(c);
+  if (!x.rank_known || !idx.rank_known) return c.set_output_unknown_rank(0, x.dtype);
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  int64_t axis = gather_axis(c, rank);
+  if (static_cast<int64_t>(idx.dims.size()) != rank)
+    c.fail("indices must have the data's rank " + std::to_string(rank) + ", got " + std::to_string(idx.dims.size()));
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != axis && x.dims[k] >= 0 && idx.dims[k] > x.dims[k])
+      c.fail("indices dim " + std::to_string(k) + " (" + std::to_string(idx.dims[k]) + ") exceeds the data's (" +
+             std::to_string(x.dims[k]) + ")");
+  if (const RefTensor* v = c.value(1); v && x.dims[axis] >= 0)
+    for (size_t k = 0; k < v->i.size(); ++k) gather_index(c, v->i, k, x.dims[axis]);
+  c.set_output(0, x.dtype, idx.dims);
+}
+
+void ref_gather_elements(RefCtx& c) {
+  const RefTensor &x = c.input(0), &idx = c.input(1);
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = gather_axis(c, rank);
+  if (static_cast<int64_t>(idx.shape.size()) != rank) c.fail("indices must have the data's rank");
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != axis && idx.shape[k] > x.shape[k]) c.fail("indices dim " + std::to_string(k) + " exceeds the data's");
+  RefTensor out(x.dtype, idx.shape);
+  Shape xs = shape_strides(x.shape), pos(rank, 0);
+  for (int64_t e = 0; e < idx.numel(); ++e) {
+    int64_t src = 0;
+    for (int64_t k = 0; k < rank; ++k) src += (k == axis ? gather_index(c, idx.i, e, x.shape[axis]) : pos[k]) * xs[k];
+    out.copy_elem(e, x, src);
+    for (int64_t k = rank; k-- > 0;)
+      if (++pos[k] < idx.shape[k]) break;
+      else pos[k] = 0;
+  }
+  c.out[0] = std::move(out);
 }
 
 }  // namespace lockstep

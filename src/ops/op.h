@@ -100,5 +100,7 @@ std::span<const OpDef> generator_ops();
 std::span<const OpDef> conv_ops();
 std::span<const OpDef> linalg_ops();
 std::span<const OpDef> reduce_ops();
+std::span<const OpDef> softmax_ops();
+std::span<const OpDef> masking_ops();
 
 }  // namespace lockstep

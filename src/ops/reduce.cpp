@@ -1,8 +1,9 @@
-// ReduceSum, ReduceMean and Softmax. Sums run in double (int64 for integer dtypes).
+// The Reduce family. Floats fold in double, integers exactly in their own type.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "ops/elementwise.h"
 #include "ops/reduce.h"
 
 namespace lockstep {
@@ -18,6 +19,9 @@ struct ReducePlan {
 
 // Opset where `axes` moved from an attribute to the second input.
 int axes_input_opset(const OpCtx& c) { return c.node.op_type == "ReduceSum" ? 13 : 18; }
+
+// Square roots and logarithms of integers would need a rounding rule no target shares.
+bool float_only(ReduceKind k) { return k == ReduceKind::L2 || k == ReduceKind::LogSum || k == ReduceKind::LogSumExp; }
 
 ReducePlan plan_from_axes(const OpCtx& c, const std::vector<int64_t>& axes, int64_t rank, bool noop) {
   ReducePlan p;
@@ -73,6 +77,9 @@ Shape reduced_shape(const Shape& in, const ReducePlan& p, bool keepdims) {
 
 void infer_reduce(InferCtx& c) {
   DType t = c.input(0).dtype;
+  if (float_only(*reduce_kind(c.node.op_type)) && !dtype_is_float(t))
+    throw Unsupported(c.graph.label(c.node_index) + ": " + c.node.op_type + " of " + dtype_name(t) +
+                      " is not supported (lockstep reduces floats only with it)");
   if (!dtype_is_float(t) && !dtype_is_signed_int(t) && !(dtype_is_unsigned_int(t) && t != DType::boolean))
     c.fail(std::string("input must be a number type, got ") + dtype_name(t));
   bool axes_given = c.has_input(1);
@@ -117,7 +124,76 @@ std::vector<int64_t> output_index_of(const Shape& in, const ReducePlan& p) {
   return map;
 }
 
-void ref_reduce(RefCtx& c, bool mean) {
+// Folds one output element's inputs in order. Floats run in double; integers exactly in
+// uint64 (wrapping like the type, narrowed on store), compared as their dtype.
+struct Fold {
+  ReduceKind kind;
+  DType t;
+  bool is_float;
+
+  double init_f() const {
+    if (kind == ReduceKind::Max) return -INFINITY;
+    if (kind == ReduceKind::Min) return INFINITY;
+    return kind == ReduceKind::Prod ? 1.0 : 0.0;
+  }
+  int64_t init_i() const {
+    if (kind == ReduceKind::Max)
+      return dtype_is_unsigned_int(t) ? 0 : wrap_to_dtype(INT64_MIN >> (64 - 8 * dtype_size(t)), t);
+    if (kind == ReduceKind::Min)
+      return wrap_to_dtype(dtype_is_unsigned_int(t) ? -1 : INT64_MAX >> (64 - 8 * dtype_size(t)), t);
+    return kind == ReduceKind::Prod ? 1 : 0;
+  }
+  // NaN wins and ties keep the earlier value, as the targets' ls_max_nan / ls_min_nan do.
+  double step_f(double acc, double x) const {
+    switch (kind) {
+      case ReduceKind::Max:
+        return x > acc || x != x ? x : acc;
+      case ReduceKind::Min:
+        return x < acc || x != x ? x : acc;
+      case ReduceKind::Prod:
+        return acc * x;
+      case ReduceKind::L1:
+        return acc + std::fabs(x);
+      case ReduceKind::L2:
+      case ReduceKind::SumSquare:
+        return acc + x * x;
+      default:
+        return acc + x;
+    }
+  }
+  int64_t step_i(int64_t acc, int64_t x) const {
+    uint64_t a = static_cast<uint64_t>(acc), v = static_cast<uint64_t>(x);
+    switch (kind) {
+      case ReduceKind::Max:
+        return ew::int_less(acc, x, t) ? x : acc;
+      case ReduceKind::Min:
+        return ew::int_less(x, acc, t) ? x : acc;
+      case ReduceKind::Prod:
+        return wrap_to_dtype(static_cast<int64_t>(a * v), t);
+      case ReduceKind::L1:
+        return wrap_to_dtype(static_cast<int64_t>(a + (x < 0 && !dtype_is_unsigned_int(t) ? 0 - v : v)), t);
+      case ReduceKind::SumSquare:
+        return wrap_to_dtype(static_cast<int64_t>(a + v * v), t);
+      default:
+        return wrap_to_dtype(static_cast<int64_t>(a + v), t);
+    }
+  }
+};
+
+// log(sum(exp(x))) shifted by the (finite) max so that exp never overflows; the targets do
+// the same, in two kernels.
+void ref_log_sum_exp(const RefTensor& X, const std::vector<int64_t>& to_out, RefTensor& Y) {
+  std::vector<double> mx(Y.numel(), -INFINITY), sum(Y.numel(), 0.0);
+  for (int64_t e = 0; e < X.numel(); ++e)
+    mx[to_out[e]] = Fold{ReduceKind::Max, X.dtype, true}.step_f(mx[to_out[e]], X.f[e]);
+  for (double& m : mx)
+    if (std::isinf(m)) m = 0;
+  for (int64_t e = 0; e < X.numel(); ++e) sum[to_out[e]] += std::exp(X.f[e] - mx[to_out[e]]);
+  for (int64_t o = 0; o < Y.numel(); ++o) Y.f[o] = std::log(sum[o]) + mx[o];
+}
+
+void ref_reduce(RefCtx& c) {
+  ReduceKind kind = *reduce_kind(c.node.op_type);
   const RefTensor& X = c.input(0);
   bool keepdims = c.attr_int("keepdims", 1) != 0;
   const RefTensor* axes = c.has_input(1) ? c.in[1] : nullptr;
@@ -131,87 +207,54 @@ void ref_reduce(RefCtx& c, bool mean) {
   for (size_t a = 0; a < X.shape.size(); ++a)
     if (p.reduce[a]) count *= X.shape[a];
   std::vector<int64_t> to_out = output_index_of(X.shape, p);
-  if (X.is_float()) {
-    for (int64_t e = 0; e < X.numel(); ++e) Y.f[to_out[e]] += X.f[e];
-    if (mean)  // an empty mean is 0/0 = NaN, as numpy gives
-      for (double& v : Y.f) v /= static_cast<double>(count);
+  Fold fold{kind, X.dtype, X.is_float()};
+  if (kind == ReduceKind::LogSumExp) {
+    ref_log_sum_exp(X, to_out, Y);
+  } else if (X.is_float()) {
+    std::fill(Y.f.begin(), Y.f.end(), fold.init_f());
+    for (int64_t e = 0; e < X.numel(); ++e) Y.f[to_out[e]] = fold.step_f(Y.f[to_out[e]], X.f[e]);
+    for (double& v : Y.f) {
+      if (kind == ReduceKind::Mean) v /= static_cast<double>(count);  // of nothing: 0/0 = NaN, as numpy
+      else if (kind == ReduceKind::L2) v = std::sqrt(v);
+      else if (kind == ReduceKind::LogSum) v = std::log(v);
+    }
   } else {
-    // The sum wraps in the type (exact modulo 2^64, then narrowed), as numpy and ONNX's own
-    // reference do; the mean then truncates toward zero like C integer division; of nothing, 0.
-    std::vector<uint64_t> sum(Y.numel(), 0);
-    for (int64_t e = 0; e < X.numel(); ++e) sum[to_out[e]] += static_cast<uint64_t>(X.i[e]);
+    // Sums wrap in the type, as numpy and ONNX's own reference do; the mean then truncates
+    // toward zero like C integer division; of nothing, 0.
+    std::vector<int64_t> acc(Y.numel(), fold.init_i());
+    for (int64_t e = 0; e < X.numel(); ++e) acc[to_out[e]] = fold.step_i(acc[to_out[e]], X.i[e]);
     for (int64_t o = 0; o < Y.numel(); ++o) {
-      int64_t s = wrap_to_dtype(static_cast<int64_t>(sum[o]), X.dtype);
-      bool u64 = X.dtype == DType::u64;
-      if (mean && count > 0)
-        s = u64 ? static_cast<int64_t>(static_cast<uint64_t>(s) / count) : s / count;
+      int64_t s = acc[o];
+      if (kind == ReduceKind::Mean && count > 0)
+        s = X.dtype == DType::u64 ? static_cast<int64_t>(static_cast<uint64_t>(s) / count) : s / count;
       Y.set_int(o, s);
     }
   }
   c.out[0] = std::move(Y);
 }
 
-void ref_reduce_sum(RefCtx& c) { ref_reduce(c, false); }
-void ref_reduce_mean(RefCtx& c) { ref_reduce(c, true); }
-
-// Softmax as (outer, n, inner): normalised along the middle. Before opset 13 the input is
-// coerced to 2-D at `axis`, i.e. the whole trailing block [axis, rank) is one row.
-struct SoftmaxLayout {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-SoftmaxLayout softmax_layout(const OpCtx& c, const Shape& dims) {
-  int64_t rank = dims.size();
-  bool coerce = c.opset < 13;
-  int64_t axis_attr = c.attr_int("axis", coerce ? 1 : -1);
-  int64_t axis = normalize_axis(axis_attr, rank);
-  if (axis < 0)
-    c.fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
-  SoftmaxLayout l;
-  for (int64_t a = 0; a < rank; ++a) {
-    if (a < axis) l.outer *= dims[a];
-    else if (a == axis || coerce) l.n *= dims[a];
-    else l.inner *= dims[a];
-  }
-  return l;
-}
-
-void infer_softmax(InferCtx& c) {
-  c.require_float(0);
-  const TypeInfo& x = c.input(0);
-  if (!x.rank_known) return c.set_output_unknown_rank(0, x.dtype);
-  softmax_layout(c, x.dims);  // checks the axis
-  c.set_output(0, x.dtype, x.dims);
-}
-
-void ref_softmax(RefCtx& c) {
-  const RefTensor& X = c.input(0);
-  SoftmaxLayout l = softmax_layout(c, X.shape);
-  RefTensor Y(X.dtype, X.shape);
-  for (int64_t o = 0; o < l.outer; ++o)
-    for (int64_t i = 0; i < l.inner; ++i) {
-      int64_t base = o * l.n * l.inner + i;
-      // Subtracting the max keeps exp() finite; the result is mathematically unchanged.
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < l.n; ++j) mx = std::max(mx, X.f[base + j * l.inner]);
-      double sum = 0;
-      for (int64_t j = 0; j < l.n; ++j) {
-        double e = std::exp(X.f[base + j * l.inner] - mx);
-        Y.f[base + j * l.inner] = e;
-        sum += e;
-      }
-      for (int64_t j = 0; j < l.n; ++j) Y.f[base + j * l.inner] /= sum;
-    }
-  c.out[0] = std::move(Y);
-}
-
+#define LS_REDUCE(name) \
+  { name, 1, 2, 1, 1, {"axes", "keepdims", "noop_with_empty_axes"}, infer_reduce, ref_reduce }
 const OpDef kOps[] = {
-    {"ReduceSum", 1, 2, 1, 1, {"axes", "keepdims", "noop_with_empty_axes"}, infer_reduce, ref_reduce_sum},
-    {"ReduceMean", 1, 2, 1, 1, {"axes", "keepdims", "noop_with_empty_axes"}, infer_reduce, ref_reduce_mean},
-    {"Softmax", 1, 1, 1, 1, {"axis"}, infer_softmax, ref_softmax},
+    LS_REDUCE("ReduceSum"),    LS_REDUCE("ReduceMean"),      LS_REDUCE("ReduceMax"), LS_REDUCE("ReduceMin"),
+    LS_REDUCE("ReduceProd"),   LS_REDUCE("ReduceL1"),        LS_REDUCE("ReduceL2"),  LS_REDUCE("ReduceSumSquare"),
+    LS_REDUCE("ReduceLogSum"), LS_REDUCE("ReduceLogSumExp"),
 };
+#undef LS_REDUCE
 
 }  // namespace
+
+std::optional<ReduceKind> reduce_kind(const std::string& op_type) {
+  static const std::pair<const char*, ReduceKind> kinds[] = {
+      {"ReduceSum", ReduceKind::Sum},       {"ReduceMean", ReduceKind::Mean},
+      {"ReduceMax", ReduceKind::Max},       {"ReduceMin", ReduceKind::Min},
+      {"ReduceProd", ReduceKind::Prod},     {"ReduceL1", ReduceKind::L1},
+      {"ReduceL2", ReduceKind::L2},         {"ReduceSumSquare", ReduceKind::SumSquare},
+      {"ReduceLogSum", ReduceKind::LogSum}, {"ReduceLogSumExp", ReduceKind::LogSumExp}};
+  for (auto [name, k] : kinds)
+    if (op_type == name) return k;
+  return std::nullopt;
+}
 
 std::vector<int64_t> reduce_axes(const OpCtx& c, int64_t rank, const RefTensor* axes_value) {
   ReducePlan p = reduce_plan(c, rank, axes_value, c.has_input(1));

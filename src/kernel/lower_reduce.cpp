@@ -1,0 +1,236 @@
+// Reductions that are not sums of products: the Reduce family, the Softmax family, ArgMax and
+// ArgMin. Each element folds its inputs in one fixed order (reduction vars outer to inner).
+#include <algorithm>
+#include <cmath>
+
+#include "kernel/lower_ctx.h"
+#include "ops/reduce.h"
+
+namespace lockstep::kir {
+
+namespace {
+
+ExprP v(int64_t k) { return var(static_cast<int>(k)); }
+ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
+ExprP eq(ExprP a, ExprP b) { return binary(Fn::Eq, a, b); }
+
+// float16 and bfloat16 rows fold in float32: the ref folds in float64 and rounds once, when it
+// stores, so a square or a partial sum must not round (or overflow) at the narrow type.
+ExprP widened(ExprP e) {
+  bool narrow = e->type == DType::f16 || e->type == DType::bf16;
+  return narrow ? cast(std::move(e), DType::f32) : e;
+}
+ExprP narrowed(ExprP e, DType t) { return e->type == t ? e : cast(std::move(e), t); }
+
+bool is_axis(const std::vector<int64_t>& axes, size_t k) {
+  return std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
+}
+
+// Index into `x` for an output with kept (size-1) reduced dims: reduced dim k reads the
+// reduction var instead. `axes` sorted; reduction vars start at `first`.
+std::vector<ExprP> reduced_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims, int first) {
+  std::vector<ExprP> idx;
+  size_t out_k = 0, red_k = 0;
+  for (size_t k = 0; k < rank; ++k) {
+    if (is_axis(axes, k)) {
+      idx.push_back(v(first + red_k++));
+      if (keepdims) ++out_k;
+    } else {
+      idx.push_back(v(out_k++));
+    }
+  }
+  return idx;
+}
+
+// Index into a buffer of the kept shape (reduced dims 1) from the output's vars.
+std::vector<ExprP> kept_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims) {
+  std::vector<ExprP> idx;
+  size_t out_k = 0;
+  for (size_t k = 0; k < rank; ++k) {
+    bool reduced = is_axis(axes, k);
+    idx.push_back(reduced ? icst(0) : v(out_k));
+    if (!reduced || keepdims) ++out_k;
+  }
+  return idx;
+}
+
+// The rows of `x` over `axes`: their extents and the shape with those dims 1.
+struct Rows {
+  Shape kept, extents;
+  int64_t count = 1;
+};
+
+Rows rows_of(const Shape& xs, const std::vector<int64_t>& axes) {
+  Rows r{xs, {}, 1};
+  for (int64_t a : axes) {
+    r.kept[a] = 1;
+    r.extents.push_back(xs[a]);
+    r.count *= xs[a];
+  }
+  return r;
+}
+
+// Each row's maximum into a temp of the kept shape (NaN wins, as in ls_max_nan).
+int row_fold(Lowering& L, int n, int x, const std::vector<int64_t>& axes, Fn fn) {
+  const Shape& xs = L.shape(x);
+  int r = static_cast<int>(xs.size());
+  ExprP body = reduce(fn, L.read(x, reduced_index(xs.size(), axes, true, r)), r, rows_of(xs, axes).extents);
+  return L.emit_temp(n, L.type(x).dtype, rows_of(xs, axes).kept, body);
+}
+
+// log(sum(exp(x - m))) + m, with m the row's maximum where it is finite and 0 where not:
+// exp never overflows, and rows of infinities give the ref's answer.
+ExprP log_sum_exp(Lowering& L, int n, int x, const std::vector<int64_t>& axes, bool keep, int first) {
+  const Shape& xs = L.shape(x);
+  DType t = L.type(x).dtype;
+  Rows rows = rows_of(xs, axes);
+  int mx = row_fold(L, n, x, axes, Fn::Max);
+  auto shift = [&](std::vector<ExprP> idx) {
+    ExprP m = widened(load(mx, rows.kept, t, std::move(idx)));
+    return select(eq(unary(Fn::Abs, m), cst(INFINITY, m->type)), cst(0, m->type), m);
+  };
+  std::vector<ExprP> at_out = kept_index(xs.size(), axes, keep);
+  ExprP term = unary(Fn::Exp, sub(widened(L.read(x, reduced_index(xs.size(), axes, keep, first))), shift(at_out)));
+  return narrowed(binary(Fn::Add, unary(Fn::Log, reduce(Fn::Add, term, first, rows.extents)), shift(at_out)), t);
+}
+
+void lower_reduce_op(Lowering& L, int n, ReduceKind kind) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  const RefTensor* axes_value = node.inputs.size() > 1 && node.inputs[1] >= 0 && L.types.value[node.inputs[1]]
+                                    ? &*L.types.value[node.inputs[1]]
+                                    : nullptr;
+  if (node.inputs.size() > 1 && node.inputs[1] >= 0 && !axes_value) c.fail("axes must be known when compiling");
+  std::vector<int64_t> axes = reduce_axes(c, static_cast<int64_t>(xs.size()), axes_value);
+  if (axes.empty()) return L.emit(n, y, L.read(x, out_vars(xs.size())));  // noop_with_empty_axes
+  bool keep = c.attr_int("keepdims", 1);
+  Rows rows = rows_of(xs, axes);
+  int first = static_cast<int>(L.shape(y).size());
+  DType t = L.type(y).dtype;
+  if (kind == ReduceKind::LogSumExp) return L.emit(n, y, log_sum_exp(L, n, x, axes, keep, first));
+  ExprP term = L.read(x, reduced_index(xs.size(), axes, keep, first));
+  if (kind != ReduceKind::Max && kind != ReduceKind::Min) term = widened(term);
+  DType wt = term->type;
+  auto sum = [&](ExprP e) { return reduce(Fn::Add, std::move(e), first, rows.extents); };
+  ExprP body;
+  switch (kind) {
+    case ReduceKind::Max:
+      body = reduce(Fn::Max, term, first, rows.extents);
+      break;
+    case ReduceKind::Min:
+      body = reduce(Fn::Min, term, first, rows.extents);
+      break;
+    case ReduceKind::Prod:
+      body = reduce(Fn::Mul, term, first, rows.extents);
+      break;
+    case ReduceKind::L1:
+      body = sum(unary(Fn::Abs, term));
+      break;
+    case ReduceKind::L2:
+      body = unary(Fn::Sqrt, sum(value_arith(Fn::Mul, term, term)));
+      break;
+    case ReduceKind::SumSquare:
+      body = sum(value_arith(Fn::Mul, term, term));
+      break;
+    case ReduceKind::LogSum:
+      body = unary(Fn::Log, sum(term));
+      break;
+    case ReduceKind::Mean:
+      // An integer mean: the sum (wrapped in the type) divided by the count, truncating; of nothing, 0.
+      if (dtype_is_float(t)) body = binary(Fn::Div, sum(term), cst(static_cast<double>(rows.count), wt));
+      else body = rows.count == 0 ? cst(0, t) : binary(Fn::IDiv, sum(term), cst(static_cast<double>(rows.count), t));
+      break;
+    default:
+      body = sum(term);
+  }
+  L.emit(n, y, narrowed(body, t));
+}
+
+// The axes of a Softmax-family row: one axis, or from opset 13 down, [axis, rank) coerced.
+std::vector<int64_t> softmax_axes(const OpCtx& c, int64_t rank) {
+  int64_t axis = normalize_axis(c.attr_int("axis", c.opset < 13 ? 1 : -1), rank);
+  std::vector<int64_t> axes;
+  for (int64_t k = axis; k < (c.opset < 13 ? rank : axis + 1); ++k) axes.push_back(k);
+  return axes;
+}
+
+// Softmax and LogSoftmax as three kernels: row max, sum of exp(x - max), then the result.
+void lower_softmax(Lowering& L, int n, bool log) {
+  const Node& node = L.g.nodes[n];
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> axes = softmax_axes(OpCtx(L.g, n), rank);
+  Rows rows = rows_of(xs, axes);
+  DType t = L.type(y).dtype;
+  int r = static_cast<int>(rank);
+  std::vector<ExprP> kept_idx = kept_index(rank, axes, true);
+  int mx = row_fold(L, n, x, axes, Fn::Max);
+  ExprP shifted =
+      sub(widened(L.read(x, reduced_index(rank, axes, true, r))), widened(load(mx, rows.kept, t, out_vars(rank))));
+  DType wt = shifted->type;
+  int sm = L.emit_temp(n, wt, rows.kept, reduce(Fn::Add, unary(Fn::Exp, shifted), r, rows.extents));
+  ExprP s = sub(widened(L.read(x, out_vars(rank))), widened(load(mx, rows.kept, t, kept_idx)));
+  ExprP total = load(sm, rows.kept, wt, kept_idx);
+  L.emit(n, y, narrowed(log ? sub(s, unary(Fn::Log, total)) : binary(Fn::Div, unary(Fn::Exp, s), total), t));
+}
+
+// Each row's index (flat over `axes`) of its first extreme, or last with `last`, in an int64
+// temp of the kept shape. NaN is the extreme when a row has one, as numpy's argmax says.
+int arg_extreme(Lowering& L, int n, int x, const std::vector<int64_t>& axes, bool smallest, bool last) {
+  const Shape& xs = L.shape(x);
+  DType t = L.type(x).dtype;
+  Rows rows = rows_of(xs, axes);
+  int r = static_cast<int>(xs.size());
+  int m = row_fold(L, n, x, axes, smallest ? Fn::Min : Fn::Max);
+  ExprP xr = L.read(x, reduced_index(xs.size(), axes, true, r));
+  ExprP hit = eq(xr, load(m, rows.kept, t, out_vars(xs.size())));
+  if (dtype_is_float(t)) hit = binary(Fn::Or, hit, unary(Fn::Not, eq(xr, xr)));
+  std::vector<ExprP> j;
+  for (size_t k = 0; k < axes.size(); ++k) j.push_back(v(r + static_cast<int64_t>(k)));
+  ExprP at = select(hit, flatten_index(j, rows.extents), icst(last ? -1 : rows.count));
+  return L.emit_temp(n, DType::i64, rows.kept, reduce(last ? Fn::Max : Fn::Min, at, r, rows.extents));
+}
+
+void lower_arg(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  int64_t rank = static_cast<int64_t>(L.shape(x).size());
+  std::vector<int64_t> axes = {normalize_axis(c.attr_int("axis", 0), rank)};
+  int idx = arg_extreme(L, n, x, axes, node.op_type == "ArgMin", c.attr_int("select_last_index", 0) != 0);
+  L.emit(n, y,
+         load(idx, rows_of(L.shape(x), axes).kept, DType::i64, kept_index(rank, axes, c.attr_int("keepdims", 1))));
+}
+
+// 1 where the row's first maximum is, 0 elsewhere.
+void lower_hardmax(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> axes = softmax_axes(OpCtx(L.g, n), rank);
+  Rows rows = rows_of(xs, axes);
+  int idx = arg_extreme(L, n, x, axes, false, false);
+  std::vector<ExprP> j;
+  for (int64_t a : axes) j.push_back(v(a));
+  ExprP here = eq(flatten_index(j, rows.extents), load(idx, rows.kept, DType::i64, kept_index(rank, axes, true)));
+  DType t = L.type(y).dtype;
+  L.emit(n, y, select(here, cst(1, t), cst(0, t)));
+}
+
+}  // namespace
+
+bool lower_reduce(Lowering& L, int n) {
+  const std::string& op = L.g.nodes[n].op_type;
+  if (auto kind = reduce_kind(op)) lower_reduce_op(L, n, *kind);
+  else if (op == "Softmax" || op == "LogSoftmax") lower_softmax(L, n, op == "LogSoftmax");
+  else if (op == "ArgMax" || op == "ArgMin") lower_arg(L, n);
+  else if (op == "Hardmax") lower_hardmax(L, n);
+  else return false;
+  return true;
+}
+
+}  // namespace lockstep::kir

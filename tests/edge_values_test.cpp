@@ -135,16 +135,24 @@ bool exact_op(const std::string& op) {
                                               "Trilu",
                                               "Dropout",
                                               "Size",
-                                              "GatherElements"};
+                                              "GatherElements",
+                                              "ThresholdedRelu",
+                                              "PRelu",
+                                              "CastLike"};
   return exact.count(op) > 0;
 }
 
 // Ops whose results sum many products: partial sums may overflow the type where float64's do not.
 bool contraction(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "Conv",     "ConvTranspose",   "MatMul",       "Gemm",           "ReduceSum",  "ReduceMean",
-      "Softmax",  "LogSoftmax",      "Sum",          "Mean",           "ReduceProd", "ReduceL1",
-      "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
+  static const std::set<std::string> ops = {"Conv",         "ConvTranspose",
+                                            "MatMul",       "Gemm",
+                                            "ReduceSum",    "ReduceMean",
+                                            "Softmax",      "LogSoftmax",
+                                            "Sum",          "Mean",
+                                            "ReduceProd",   "ReduceL1",
+                                            "ReduceL2",     "ReduceSumSquare",
+                                            "ReduceLogSum", "ReduceLogSumExp",
+                                            "CumSum"};
   return ops.count(op) > 0;
 }
 
@@ -236,17 +244,24 @@ void add_rows(std::vector<EdgeCase>& cases) {
   for (const OpDef* d : registered_ops()) {
     std::string op = d->name;
     bool arg = op.starts_with("Arg"), reduce = op.starts_with("Reduce");
-    if (!arg && !reduce && !op.ends_with("max") && op != "Trilu") continue;  // and the Softmax family
+    bool cum = op == "CumSum";
+    if (!arg && !reduce && !cum && !op.ends_with("max") && op != "Trilu") continue;  // and the Softmax family
     for (DType t : kTypes)
-      for (int last = 0; last < (arg ? 2 : 1); ++last) {
+      for (int last = 0; last < (arg || cum ? 2 : 1); ++last) {
         OpCase c;
         c.op = op;
-        c.opset = op == "Trilu" ? 14 : 12;  // axes as an attribute for every Reduce
+        c.opset = op == "Trilu" || cum ? 14 : 12;  // axes as an attribute for every Reduce
         c.name = op + " " + dtype_name(t) + " rows" + (last ? " last" : "");
         c.inputs.push_back(OpCase::Input{t, {static_cast<int64_t>(edge_count(t)), 4}});
         if (reduce) c.attrs = {{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}};
         else if (arg) c.attrs = {{"axis", attr_int(1)}, {"select_last_index", attr_int(last)}};
+        else if (cum) c.attrs = {{"reverse", attr_int(last)}, {"exclusive", attr_int(last)}};
         else if (op != "Trilu") c.attrs = {{"axis", attr_int(1)}};
+        if (cum) {
+          Tensor axis(DType::i64, {});
+          axis.data<int64_t>()[0] = -1;
+          c.constants = {{1, axis}};
+        }
         if (ref_accepts(c)) cases.push_back(with_edges(c));
       }
   }

@@ -103,7 +103,8 @@ Plan lower_graph(const Graph& g, const GraphTypes& types) {
         if (v >= 0) add_constant(v, std::make_shared<Tensor>(from_ref(*types.value[v])));
       continue;
     }
-    if (!lower_elementwise(L, n) && !lower_movement(L, n) && !lower_anchor(L, n) && !lower_reduce(L, n))
+    if (!lower_elementwise(L, n) && !lower_movement(L, n) && !lower_anchor(L, n) && !lower_reduce(L, n) &&
+        !lower_activation(L, n))
       throw Unsupported(g.label(n) + ": no compiled lowering for this op yet");
   }
   bind_outputs(L);

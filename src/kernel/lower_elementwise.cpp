@@ -151,7 +151,7 @@ bool lower_elementwise(Lowering& L, int n) {
     ExprP x = in(0);
     body = clip(x, clip_bound(L, c, 1, "min", rank, x->type), clip_bound(L, c, 2, "max", rank, x->type));
   } else if (op == "Where") body = select(in(0), in(1), in(2));
-  else if (op == "Cast") body = cast(in(0), L.type(out).dtype);
+  else if (op == "Cast" || op == "CastLike") body = cast(in(0), L.type(out).dtype);
   else if (op == "Identity") body = in(0);
   else if (op == "Trilu") body = trilu(L, c, in(0), rank);
   else if (op == "Dropout") {

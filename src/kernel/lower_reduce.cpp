@@ -1,5 +1,5 @@
 // Reductions that are not sums of products: the Reduce family, the Softmax family, ArgMax and
-// ArgMin. Each element folds its inputs in one fixed order (reduction vars outer to inner).
+// ArgMin and CumSum. Each element folds its inputs in one fixed order (reduction vars outer to inner).
 #include <algorithm>
 #include <cmath>
 
@@ -112,6 +112,7 @@ void lower_reduce_op(Lowering& L, int n, ReduceKind kind) {
   if (kind == ReduceKind::LogSumExp) return L.emit(n, y, log_sum_exp(L, n, x, axes, keep, first));
   ExprP term = L.read(x, reduced_index(xs.size(), axes, keep, first));
   if (kind != ReduceKind::Max && kind != ReduceKind::Min) term = widened(term);
+  if (t == DType::boolean) term = cast(term, DType::u8);  // any / all as the max / min of 0 and 1
   DType wt = term->type;
   auto sum = [&](ExprP e) { return reduce(Fn::Add, std::move(e), first, rows.extents); };
   ExprP body;
@@ -221,6 +222,30 @@ void lower_hardmax(Lowering& L, int n) {
   L.emit(n, y, select(here, cst(1, t), cst(0, t)));
 }
 
+// CumSum: element i folds x along the axis in order (from the end when reversed), the terms
+// past i (or at i, exclusive) selected away as 0, the reference's order of additions.
+void lower_cumsum(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  const auto& av = L.types.value[node.inputs[1]];
+  if (!av) c.fail("axis must be known when compiling");
+  int64_t axis = normalize_axis(av->get_int(0), rank);
+  bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
+  int64_t len = xs[axis];
+  ExprP j = v(rank), i = v(axis);
+  ExprP pos = reverse ? sub(icst(len - 1), j) : j;
+  std::vector<ExprP> idx = out_vars(rank);
+  idx[axis] = pos;
+  ExprP a = reverse ? i : pos, b = reverse ? pos : i;  // included: a <= b, or a < b exclusive
+  ExprP in = binary(exclusive ? Fn::Lt : Fn::Le, a, b);
+  ExprP term = widened(L.read(x, idx));
+  ExprP body = reduce(Fn::Add, select(in, term, cst(0, term->type)), static_cast<int>(rank), {len});
+  L.emit(n, y, narrowed(body, L.type(y).dtype));
+}
+
 }  // namespace
 
 bool lower_reduce(Lowering& L, int n) {
@@ -229,6 +254,7 @@ bool lower_reduce(Lowering& L, int n) {
   else if (op == "Softmax" || op == "LogSoftmax") lower_softmax(L, n, op == "LogSoftmax");
   else if (op == "ArgMax" || op == "ArgMin") lower_arg(L, n);
   else if (op == "Hardmax") lower_hardmax(L, n);
+  else if (op == "CumSum") lower_cumsum(L, n);
   else return false;
   return true;
 }

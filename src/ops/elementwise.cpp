@@ -377,6 +377,7 @@ const OpDef kOps[] = {
     {"Clip", 1, 3, 1, 1, {"min", "max"}, infer_clip, ref_clip},
     {"Where", 3, 3, 1, 1, {}, infer_where, ref_where},
     {"Cast", 1, 1, 1, 1, {"to", "saturate", "round_mode"}, infer_cast, ref_cast},
+    {"CastLike", 2, 2, 1, 1, {"saturate", "round_mode"}, infer_cast, ref_cast},
 };
 
 }  // namespace

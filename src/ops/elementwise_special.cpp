@@ -162,10 +162,15 @@ static DType cast_target(const OpCtx& c) {
   c.fail("attribute 'to' = " + std::to_string(to) + " is not an ONNX data type");
 }
 
+// CastLike casts to its second input's dtype (from opset 15).
+static bool like(const OpCtx& c) { return c.node.op_type == "CastLike"; }
+
 void infer_cast(InferCtx& c) {
   TypeHistory cast_types = {{7, (kNumeric & ~kBf16) | kBool}, {13, kNumeric | kBool}};
+  if (like(c)) require_op_exists(c, {{15, 0}});
   require_types(c, 0, cast_types);
-  DType to = cast_target(c);
+  if (like(c)) require_types(c, 1, cast_types);
+  DType to = like(c) ? c.input(1).dtype : cast_target(c);
   if (!(types_at(cast_types, c.opset) & types({to})))
     c.fail(std::string("Cast to ") + dtype_name(to) + " needs opset 13 or later");
   // saturate (19+) and round_mode (25+) only affect float8 targets, which are refused above.
@@ -182,7 +187,7 @@ void infer_cast(InferCtx& c) {
 // integer wraps like a C cast; anything to bool is v != 0.
 void ref_cast(RefCtx& c) {
   const RefTensor& x = c.input(0);
-  DType to = cast_target(c);
+  DType to = like(c) ? c.input(1).dtype : cast_target(c);
   RefTensor out(to, x.shape);
   for (int64_t k = 0; k < x.numel(); ++k) {
     if (dtype_is_float(to)) out.f[k] = round_to_dtype(elem_double(x, k), to);

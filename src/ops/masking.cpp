@@ -53,8 +53,9 @@ void infer_dropout(InferCtx& c) {
   if (!dtype_is_float(t)) c.fail(std::string("input must be a float type, got ") + dtype_name(t));
   if (c.opset < 12 && c.num_inputs() > 1) c.fail("ratio is an attribute, not an input, before opset 12");
   if (c.opset >= 12 && c.has_attr("ratio")) c.fail("ratio is an input, not an attribute, from opset 12");
-  std::optional<double> ratio = c.attr_float("ratio", 0.5);  // at inference only checked
-  if (c.has_input(1)) ratio = c.value(1) ? std::optional(c.value(1)->get(0)) : std::nullopt;
+  std::optional<double> ratio;  // at inference only checked
+  if (!c.has_input(1)) ratio = c.attr_float("ratio", 0.5);
+  else if (c.value(1)) ratio = c.value(1)->get(0);
   if (ratio && !(*ratio >= 0 && *ratio < 1)) c.fail("ratio must lie in [0, 1), got " + std::to_string(*ratio));
   if (c.has_input(2)) {
     const RefTensor* mode = c.value(2);

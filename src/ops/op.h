@@ -102,5 +102,7 @@ std::span<const OpDef> linalg_ops();
 std::span<const OpDef> reduce_ops();
 std::span<const OpDef> softmax_ops();
 std::span<const OpDef> masking_ops();
+std::span<const OpDef> activation_ops();
+std::span<const OpDef> cumulative_ops();
 
 }  // namespace lockstep

@@ -80,8 +80,12 @@ void infer_reduce(InferCtx& c) {
   if (float_only(*reduce_kind(c.node.op_type)) && !dtype_is_float(t))
     throw Unsupported(c.graph.label(c.node_index) + ": " + c.node.op_type + " of " + dtype_name(t) +
                       " is not supported (lockstep reduces floats only with it)");
-  if (!dtype_is_float(t) && !dtype_is_signed_int(t) && !(dtype_is_unsigned_int(t) && t != DType::boolean))
-    c.fail(std::string("input must be a number type, got ") + dtype_name(t));
+  ReduceKind kind = *reduce_kind(c.node.op_type);
+  bool any_all = t == DType::boolean && c.opset >= 20 && (kind == ReduceKind::Max || kind == ReduceKind::Min);
+  if (!dtype_is_float(t) && !dtype_is_signed_int(t) && !(dtype_is_unsigned_int(t) && t != DType::boolean) && !any_all)
+    c.fail(std::string("input must be a number type") +
+           (kind == ReduceKind::Max || kind == ReduceKind::Min ? " (or bool from opset 20)" : "") + ", got " +
+           dtype_name(t));
   bool axes_given = c.has_input(1);
   if (axes_given) {
     if (c.input(1).dtype != DType::i64)

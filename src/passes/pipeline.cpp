@@ -64,6 +64,14 @@ constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
 
 bool may_decide_shapes(const Tensor& t) { return !dtype_is_float(t.dtype) && t.numel() <= kMaxSpecialised; }
 
+// An input value the lowering needs when compiling (CumSum's axis) that is not known yet: the
+// small integer inputs are then specialised on, as when they decide shapes.
+bool lowering_needs_values(const Graph& g, const GraphTypes& types) {
+  for (const Node& n : g.nodes)
+    if (n.op_type == "CumSum" && n.inputs.size() > 1 && n.inputs[1] >= 0 && !types.value[n.inputs[1]]) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, const std::vector<TypeInfo>& types,
@@ -72,7 +80,7 @@ std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, cons
   GraphTypes plain = infer_graph(g, &types);
   bool all_known = true;
   for (const TypeInfo& t : plain.type) all_known &= t.dtype == DType::undefined || t.fully_known();
-  if (all_known) return values;
+  if (all_known && !lowering_needs_values(g, plain)) return values;
   for (size_t k = 0; k < g.inputs.size(); ++k)
     if (may_decide_shapes(*inputs[k])) values[k] = to_ref(*inputs[k]);
   return values;

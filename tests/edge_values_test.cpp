@@ -138,20 +138,33 @@ bool exact_op(const std::string& op) {
                                               "GatherElements",
                                               "ThresholdedRelu",
                                               "PRelu",
-                                              "CastLike"};
+                                              "CastLike",
+                                              "GlobalMaxPool"};
   return exact.count(op) > 0;
 }
 
 // Ops whose results sum many products: partial sums may overflow the type where float64's do not.
 bool contraction(const std::string& op) {
-  static const std::set<std::string> ops = {"Conv",         "ConvTranspose",
-                                            "MatMul",       "Gemm",
-                                            "ReduceSum",    "ReduceMean",
-                                            "Softmax",      "LogSoftmax",
-                                            "Sum",          "Mean",
-                                            "ReduceProd",   "ReduceL1",
-                                            "ReduceL2",     "ReduceSumSquare",
-                                            "ReduceLogSum", "ReduceLogSumExp",
+  static const std::set<std::string> ops = {"Conv",
+                                            "ConvTranspose",
+                                            "MatMul",
+                                            "Gemm",
+                                            "ReduceSum",
+                                            "ReduceMean",
+                                            "Softmax",
+                                            "LogSoftmax",
+                                            "Sum",
+                                            "Mean",
+                                            "ReduceProd",
+                                            "ReduceL1",
+                                            "GlobalAveragePool",
+                                            "InstanceNormalization",
+                                            "BatchNormalization",
+                                            "LayerNormalization",
+                                            "ReduceL2",
+                                            "ReduceSumSquare",
+                                            "ReduceLogSum",
+                                            "ReduceLogSumExp",
                                             "CumSum"};
   return ops.count(op) > 0;
 }
@@ -226,6 +239,7 @@ void add_registered(std::vector<EdgeCase>& cases) {
           if (bool_first && (arity < 2 || t == DType::boolean)) continue;
           OpCase c;
           c.op = d->name;
+          if (c.op == "Mish") c.opset = 18;
           c.name =
               std::string(d->name) + " " + dtype_name(t) + " x" + std::to_string(arity) + (bool_first ? " cond" : "");
           for (const Shape& s : broadcast_shapes(arity, e))
@@ -267,6 +281,37 @@ void add_rows(std::vector<EdgeCase>& cases) {
   }
 }
 
+// A [n] float parameter of dtype t: 1, 4, 1/3, 8, ... (positive, so a variance stays one).
+Tensor param(DType t, int64_t n) {
+  RefTensor r(t, {n});
+  for (int64_t k = 0; k < n; ++k) r.f[k] = k % 2 ? 2.0 * (k + 1) : 1.0 / (k + 1);
+  return from_ref(r);
+}
+
+// The normalisations and global pools over the same rows: [E, 1, 4] (N = E, C = 1) for the
+// per-plane ones, [E, 4] with its 4 channels or its last axis for BatchNormalization and
+// LayerNormalization; the parameters are constants.
+void add_norm_rows(std::vector<EdgeCase>& cases) {
+  const std::pair<const char*, int> ops[] = {{"GlobalAveragePool", 0},
+                                             {"GlobalMaxPool", 0},
+                                             {"InstanceNormalization", 2},
+                                             {"BatchNormalization", 4},
+                                             {"LayerNormalization", 2}};
+  for (auto [op, params] : ops)
+    for (DType t : kTypes) {
+      if (!dtype_is_float(t)) continue;
+      bool plane = std::string(op) != "BatchNormalization" && std::string(op) != "LayerNormalization";
+      int64_t e = static_cast<int64_t>(edge_count(t)), ch = plane ? 1 : 4;
+      OpCase c;
+      c.op = op;
+      c.opset = 17;
+      c.name = std::string(op) + " " + dtype_name(t) + " rows";
+      c.inputs.push_back(OpCase::Input{t, plane ? Shape{e, 1, 4} : Shape{e, 4}});
+      for (int k = 1; k <= params; ++k) c.constants.push_back({static_cast<size_t>(k), param(t, ch)});
+      if (ref_accepts(c)) cases.push_back(with_edges(c));
+    }
+}
+
 void add_casts(std::vector<EdgeCase>& cases) {
   for (DType from : kTypes)
     for (DType to : kTypes) {
@@ -283,6 +328,7 @@ std::vector<EdgeCase> edge_cases() {
   std::vector<EdgeCase> cases;
   add_registered(cases);
   add_rows(cases);
+  add_norm_rows(cases);
   add_casts(cases);
   for (OpCase& c : standard_cases()) {
     c.name = "standard " + c.name;

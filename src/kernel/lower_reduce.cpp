@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernel/lower_ctx.h"
+#include "kernel/lower_rows.h"
 #include "ops/reduce.h"
 
 namespace lockstep::kir {
@@ -13,70 +14,6 @@ namespace {
 ExprP v(int64_t k) { return var(static_cast<int>(k)); }
 ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
 ExprP eq(ExprP a, ExprP b) { return binary(Fn::Eq, a, b); }
-
-// float16 and bfloat16 rows fold in float32: the ref folds in float64 and rounds once, when it
-// stores, so a square or a partial sum must not round (or overflow) at the narrow type.
-ExprP widened(ExprP e) {
-  bool narrow = e->type == DType::f16 || e->type == DType::bf16;
-  return narrow ? cast(std::move(e), DType::f32) : e;
-}
-ExprP narrowed(ExprP e, DType t) { return e->type == t ? e : cast(std::move(e), t); }
-
-bool is_axis(const std::vector<int64_t>& axes, size_t k) {
-  return std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
-}
-
-// Index into `x` for an output with kept (size-1) reduced dims: reduced dim k reads the
-// reduction var instead. `axes` sorted; reduction vars start at `first`.
-std::vector<ExprP> reduced_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims, int first) {
-  std::vector<ExprP> idx;
-  size_t out_k = 0, red_k = 0;
-  for (size_t k = 0; k < rank; ++k) {
-    if (is_axis(axes, k)) {
-      idx.push_back(v(first + red_k++));
-      if (keepdims) ++out_k;
-    } else {
-      idx.push_back(v(out_k++));
-    }
-  }
-  return idx;
-}
-
-// Index into a buffer of the kept shape (reduced dims 1) from the output's vars.
-std::vector<ExprP> kept_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims) {
-  std::vector<ExprP> idx;
-  size_t out_k = 0;
-  for (size_t k = 0; k < rank; ++k) {
-    bool reduced = is_axis(axes, k);
-    idx.push_back(reduced ? icst(0) : v(out_k));
-    if (!reduced || keepdims) ++out_k;
-  }
-  return idx;
-}
-
-// The rows of `x` over `axes`: their extents and the shape with those dims 1.
-struct Rows {
-  Shape kept, extents;
-  int64_t count = 1;
-};
-
-Rows rows_of(const Shape& xs, const std::vector<int64_t>& axes) {
-  Rows r{xs, {}, 1};
-  for (int64_t a : axes) {
-    r.kept[a] = 1;
-    r.extents.push_back(xs[a]);
-    r.count *= xs[a];
-  }
-  return r;
-}
-
-// Each row's maximum into a temp of the kept shape (NaN wins, as in ls_max_nan).
-int row_fold(Lowering& L, int n, int x, const std::vector<int64_t>& axes, Fn fn) {
-  const Shape& xs = L.shape(x);
-  int r = static_cast<int>(xs.size());
-  ExprP body = reduce(fn, L.read(x, reduced_index(xs.size(), axes, true, r)), r, rows_of(xs, axes).extents);
-  return L.emit_temp(n, L.type(x).dtype, rows_of(xs, axes).kept, body);
-}
 
 // log(sum(exp(x - m))) + m, with m the row's maximum where it is finite and 0 where not:
 // exp never overflows, and rows of infinities give the ref's answer.
@@ -157,14 +94,25 @@ std::vector<int64_t> softmax_axes(const OpCtx& c, int64_t rank) {
   return axes;
 }
 
+// A Softmax-family node: its input and output, and the rows it normalises.
+struct SoftmaxRows {
+  int x, y;
+  int64_t rank;
+  std::vector<int64_t> axes;
+  Rows rows;
+};
+
+SoftmaxRows softmax_rows(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  int x = node.inputs[0];
+  int64_t rank = static_cast<int64_t>(L.shape(x).size());
+  std::vector<int64_t> axes = softmax_axes(OpCtx(L.g, n), rank);
+  return {x, node.outputs[0], rank, axes, rows_of(L.shape(x), axes)};
+}
+
 // Softmax and LogSoftmax as three kernels: row max, sum of exp(x - max), then the result.
 void lower_softmax(Lowering& L, int n, bool log) {
-  const Node& node = L.g.nodes[n];
-  int x = node.inputs[0], y = node.outputs[0];
-  const Shape& xs = L.shape(x);
-  int64_t rank = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> axes = softmax_axes(OpCtx(L.g, n), rank);
-  Rows rows = rows_of(xs, axes);
+  auto [x, y, rank, axes, rows] = softmax_rows(L, n);
   DType t = L.type(y).dtype;
   int r = static_cast<int>(rank);
   std::vector<ExprP> kept_idx = kept_index(rank, axes, true);
@@ -208,12 +156,7 @@ void lower_arg(Lowering& L, int n) {
 
 // 1 where the row's first maximum is, 0 elsewhere.
 void lower_hardmax(Lowering& L, int n) {
-  const Node& node = L.g.nodes[n];
-  int x = node.inputs[0], y = node.outputs[0];
-  const Shape& xs = L.shape(x);
-  int64_t rank = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> axes = softmax_axes(OpCtx(L.g, n), rank);
-  Rows rows = rows_of(xs, axes);
+  auto [x, y, rank, axes, rows] = softmax_rows(L, n);
   int idx = arg_extreme(L, n, x, axes, false, false);
   std::vector<ExprP> j;
   for (int64_t a : axes) j.push_back(v(a));

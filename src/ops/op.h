@@ -104,5 +104,6 @@ std::span<const OpDef> softmax_ops();
 std::span<const OpDef> masking_ops();
 std::span<const OpDef> activation_ops();
 std::span<const OpDef> cumulative_ops();
+std::span<const OpDef> normalization_ops();
 
 }  // namespace lockstep

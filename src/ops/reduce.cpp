@@ -55,7 +55,16 @@ bool axes_are_input(const OpCtx& c) {
   return as_input;
 }
 
+// GlobalAveragePool / GlobalMaxPool: a Reduce over every spatial axis (2 on), dims kept.
+bool global_pool(const OpCtx& c) { return c.node.op_type.starts_with("Global"); }
+
 ReducePlan reduce_plan(const OpCtx& c, int64_t rank, const RefTensor* axes_value, bool axes_given) {
+  if (global_pool(c)) {
+    if (rank < 2) c.fail("input must be [N, C, ...], got rank " + std::to_string(rank));
+    std::vector<int64_t> spatial;
+    for (int64_t a = 2; a < rank; ++a) spatial.push_back(a);
+    return spatial.empty() ? ReducePlan{true, true, {}} : plan_from_axes(c, spatial, rank, false);
+  }
   bool as_input = axes_are_input(c);
   bool noop = c.attr_int("noop_with_empty_axes", 0) != 0;
   if (!as_input) return plan_from_axes(c, c.attr_ints("axes"), rank, false);
@@ -81,6 +90,7 @@ void infer_reduce(InferCtx& c) {
     throw Unsupported(c.graph.label(c.node_index) + ": " + c.node.op_type + " of " + dtype_name(t) +
                       " is not supported (lockstep reduces floats only with it)");
   ReduceKind kind = *reduce_kind(c.node.op_type);
+  if (global_pool(c)) c.require_float(0);
   bool any_all = t == DType::boolean && c.opset >= 20 && (kind == ReduceKind::Max || kind == ReduceKind::Min);
   if (!dtype_is_float(t) && !dtype_is_signed_int(t) && !(dtype_is_unsigned_int(t) && t != DType::boolean) && !any_all)
     c.fail(std::string("input must be a number type") +
@@ -240,21 +250,36 @@ void ref_reduce(RefCtx& c) {
 #define LS_REDUCE(name) \
   { name, 1, 2, 1, 1, {"axes", "keepdims", "noop_with_empty_axes"}, infer_reduce, ref_reduce }
 const OpDef kOps[] = {
-    LS_REDUCE("ReduceSum"),    LS_REDUCE("ReduceMean"),      LS_REDUCE("ReduceMax"), LS_REDUCE("ReduceMin"),
-    LS_REDUCE("ReduceProd"),   LS_REDUCE("ReduceL1"),        LS_REDUCE("ReduceL2"),  LS_REDUCE("ReduceSumSquare"),
-    LS_REDUCE("ReduceLogSum"), LS_REDUCE("ReduceLogSumExp"),
+    LS_REDUCE("ReduceSum"),
+    LS_REDUCE("ReduceMean"),
+    LS_REDUCE("ReduceMax"),
+    LS_REDUCE("ReduceMin"),
+    LS_REDUCE("ReduceProd"),
+    LS_REDUCE("ReduceL1"),
+    LS_REDUCE("ReduceL2"),
+    LS_REDUCE("ReduceSumSquare"),
+    LS_REDUCE("ReduceLogSum"),
+    LS_REDUCE("ReduceLogSumExp"),
+    {"GlobalAveragePool", 1, 1, 1, 1, {}, infer_reduce, ref_reduce},
+    {"GlobalMaxPool", 1, 1, 1, 1, {}, infer_reduce, ref_reduce},
 };
 #undef LS_REDUCE
 
 }  // namespace
 
 std::optional<ReduceKind> reduce_kind(const std::string& op_type) {
-  static const std::pair<const char*, ReduceKind> kinds[] = {
-      {"ReduceSum", ReduceKind::Sum},       {"ReduceMean", ReduceKind::Mean},
-      {"ReduceMax", ReduceKind::Max},       {"ReduceMin", ReduceKind::Min},
-      {"ReduceProd", ReduceKind::Prod},     {"ReduceL1", ReduceKind::L1},
-      {"ReduceL2", ReduceKind::L2},         {"ReduceSumSquare", ReduceKind::SumSquare},
-      {"ReduceLogSum", ReduceKind::LogSum}, {"ReduceLogSumExp", ReduceKind::LogSumExp}};
+  static const std::pair<const char*, ReduceKind> kinds[] = {{"ReduceSum", ReduceKind::Sum},
+                                                             {"ReduceMean", ReduceKind::Mean},
+                                                             {"ReduceMax", ReduceKind::Max},
+                                                             {"ReduceMin", ReduceKind::Min},
+                                                             {"ReduceProd", ReduceKind::Prod},
+                                                             {"ReduceL1", ReduceKind::L1},
+                                                             {"ReduceL2", ReduceKind::L2},
+                                                             {"ReduceSumSquare", ReduceKind::SumSquare},
+                                                             {"ReduceLogSum", ReduceKind::LogSum},
+                                                             {"ReduceLogSumExp", ReduceKind::LogSumExp},
+                                                             {"GlobalAveragePool", ReduceKind::Mean},
+                                                             {"GlobalMaxPool", ReduceKind::Max}};
   for (auto [name, k] : kinds)
     if (op_type == name) return k;
   return std::nullopt;

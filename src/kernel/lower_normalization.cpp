@@ -1,0 +1,98 @@
+// Normalisations as kernels: BatchNormalization elementwise over per-channel parameters;
+// InstanceNormalization and LayerNormalization as a row mean, a row variance (the squares of
+// the deviations from that mean), then the normalised output, computing in float32 or float64.
+#include "kernel/lower_rows.h"
+
+namespace lockstep::kir {
+
+namespace {
+
+ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, std::move(a), std::move(b)); }
+ExprP div(ExprP a, ExprP b) { return binary(Fn::Div, std::move(a), std::move(b)); }
+
+// A parameter of shape [C] at the output's channel (var 1), in the computing type.
+ExprP channel(Lowering& L, int v) { return widened(L.read(v, {var(1)})); }
+
+void lower_batch_norm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int y = node.outputs[0];
+  size_t rank = L.shape(y).size();
+  ExprP x = widened(L.read(node.inputs[0], out_vars(rank)));
+  ExprP sd = unary(Fn::Sqrt, add(channel(L, node.inputs[4]), cst(c.attr_float("epsilon", 1e-5), x->type)));
+  ExprP norm = div(sub(x, channel(L, node.inputs[3])), sd);
+  L.emit(n, y, narrowed(add(mul(norm, channel(L, node.inputs[1])), channel(L, node.inputs[2])), L.type(y).dtype));
+}
+
+// Mean and 1 / sqrt(variance + eps) of each row over `axes`, as temps of the kept shape.
+struct RowStats {
+  int mean, inv;
+  DType type;
+  Shape kept;
+};
+
+RowStats row_stats(Lowering& L, int n, int x, const std::vector<int64_t>& axes, double eps) {
+  const Shape& xs = L.shape(x);
+  int r = static_cast<int>(xs.size());
+  Rows rows = rows_of(xs, axes);
+  ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
+  DType wt = xr->type;
+  ExprP count = cst(static_cast<double>(rows.count), wt);
+  int mean = L.emit_temp(n, wt, rows.kept, div(reduce(Fn::Add, xr, r, rows.extents), count));
+  ExprP d = sub(xr, load(mean, rows.kept, wt, out_vars(xs.size())));
+  ExprP var_ = div(reduce(Fn::Add, mul(d, d), r, rows.extents), count);
+  ExprP inv = div(cst(1, wt), unary(Fn::Sqrt, add(var_, cst(eps, wt))));
+  return {mean, L.emit_temp(n, wt, rows.kept, inv), wt, rows.kept};
+}
+
+// (x - mean) * inv, at the output element; the caller scales and shifts it.
+ExprP normalised(Lowering& L, int x, const RowStats& s, const std::vector<int64_t>& axes) {
+  size_t rank = L.shape(x).size();
+  std::vector<ExprP> at = kept_index(rank, axes, true);
+  ExprP xv = widened(L.read(x, out_vars(rank)));
+  return mul(sub(xv, load(s.mean, s.kept, s.type, at)), load(s.inv, s.kept, s.type, at));
+}
+
+std::vector<int64_t> axes_from(int64_t first, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t a = first; a < rank; ++a) axes.push_back(a);
+  return axes;
+}
+
+void lower_instance_norm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  std::vector<int64_t> axes = axes_from(2, static_cast<int64_t>(L.shape(x).size()));
+  RowStats s = row_stats(L, n, x, axes, c.attr_float("epsilon", 1e-5));
+  ExprP out = add(mul(normalised(L, x, s, axes), channel(L, node.inputs[1])), channel(L, node.inputs[2]));
+  L.emit(n, y, narrowed(out, L.type(y).dtype));
+}
+
+void lower_layer_norm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  int64_t rank = static_cast<int64_t>(L.shape(x).size());
+  std::vector<int64_t> axes = axes_from(normalize_axis(c.attr_int("axis", -1), rank), rank);
+  RowStats s = row_stats(L, n, x, axes, c.attr_float("epsilon", 1e-5));
+  ExprP out = mul(normalised(L, x, s, axes), widened(L.read_bcast(node.inputs[1], rank)));
+  if (c.has_input(2)) out = add(out, widened(L.read_bcast(node.inputs[2], rank)));
+  L.emit(n, y, narrowed(out, L.type(y).dtype));
+  for (size_t k = 1; k < 3; ++k)  // Mean and InvStdDev, float32, of the kept shape
+    if (c.has_output(k))
+      L.emit(n, node.outputs[k], narrowed(load(k == 1 ? s.mean : s.inv, s.kept, s.type, out_vars(rank)), DType::f32));
+}
+
+}  // namespace
+
+bool lower_normalization(Lowering& L, int n) {
+  const std::string& op = L.g.nodes[n].op_type;
+  if (op == "BatchNormalization") lower_batch_norm(L, n);
+  else if (op == "InstanceNormalization") lower_instance_norm(L, n);
+  else if (op == "LayerNormalization") lower_layer_norm(L, n);
+  else return false;
+  return true;
+}
+
+}  // namespace lockstep::kir

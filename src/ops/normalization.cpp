@@ -1,0 +1,185 @@
+// Normalisations: BatchNormalization at inference (per-channel statistics given), and
+// InstanceNormalization and LayerNormalization (statistics of the input itself), in double.
+#include <cmath>
+
+#include "ops/elementwise.h"
+
+namespace lockstep {
+
+using namespace ew;
+
+namespace {
+
+// x viewed as [outer, n]: rows of n elements that share one mean and variance.
+struct Rows {
+  int64_t outer = 1, n = 1;
+};
+
+Rows rows_from(const Shape& dims, int64_t first) {
+  Rows r;
+  for (size_t a = 0; a < dims.size(); ++a) (static_cast<int64_t>(a) < first ? r.outer : r.n) *= dims[a];
+  return r;
+}
+
+// The mean and 1 / sqrt(variance + eps) of each row (variance over n, not n - 1).
+void row_stats(const RefTensor& x, const Rows& r, double eps, std::vector<double>& mean, std::vector<double>& inv) {
+  mean.assign(r.outer, 0.0);
+  inv.assign(r.outer, 0.0);
+  for (int64_t o = 0; o < r.outer; ++o) {
+    double s = 0, v = 0;
+    for (int64_t j = 0; j < r.n; ++j) s += x.f[o * r.n + j];
+    mean[o] = s / static_cast<double>(r.n);
+    for (int64_t j = 0; j < r.n; ++j) v += (x.f[o * r.n + j] - mean[o]) * (x.f[o * r.n + j] - mean[o]);
+    inv[o] = 1.0 / std::sqrt(v / static_cast<double>(r.n) + eps);
+  }
+}
+
+// A per-channel parameter: shape [C] where x is [N, C, ...].
+void require_channel_param(const InferCtx& c, size_t k, const TypeInfo& x) {
+  require_present(c, k);
+  const TypeInfo& p = c.input(k);
+  if (!dtype_is_float(p.dtype)) c.fail(input_label(c, k) + " must be a float type");
+  if (p.rank_known &&
+      (p.dims.size() != 1 || (x.rank_known && x.dims[1] >= 0 && p.dims[0] >= 0 && p.dims[0] != x.dims[1])))
+    c.fail(input_label(c, k) + " must have shape [C] = [" + (x.rank_known ? std::to_string(x.dims[1]) : "?") +
+           "], got " + shape_str(p.dims));
+}
+
+void require_nc(const InferCtx& c, const TypeInfo& x) {
+  if (!dtype_is_float(x.dtype)) c.fail(std::string("input must be a float type, got ") + dtype_name(x.dtype));
+  if (x.rank_known && x.dims.size() < 2) c.fail("input must be [N, C, ...], got rank " + std::to_string(x.dims.size()));
+}
+
+void infer_batch_norm(InferCtx& c) {
+  const TypeInfo& x = c.input(0);
+  require_nc(c, x);
+  for (size_t k = 1; k < 5; ++k) require_channel_param(c, k, x);
+  if (c.opset < 9 && c.attr_int("spatial", 1) != 1)
+    throw Unsupported(c.graph.label(c.node_index) + ": BatchNormalization with spatial=0 is not supported");
+  if (c.attr_int("training_mode", 0) != 0 || c.num_outputs() > 1)
+    throw Unsupported(c.graph.label(c.node_index) + ": BatchNormalization in training mode is not supported");
+  c.attr_float("epsilon", 1e-5);
+  c.out[0] = x;
+}
+
+// y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c].
+void ref_batch_norm(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  double eps = c.attr_float("epsilon", 1e-5);
+  const RefTensor &scale = c.input(1), &bias = c.input(2), &mean = c.input(3), &var = c.input(4);
+  int64_t C = x.shape[1], inner = x.numel() / std::max<int64_t>(x.shape[0] * C, 1);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    int64_t ch = e / inner % C;
+    y.f[e] = (x.f[e] - mean.f[ch]) / std::sqrt(var.f[ch] + eps) * scale.f[ch] + bias.f[ch];
+  }
+  c.out[0] = std::move(y);
+}
+
+void infer_instance_norm(InferCtx& c) {
+  const TypeInfo& x = c.input(0);
+  require_nc(c, x);
+  require_channel_param(c, 1, x);
+  require_channel_param(c, 2, x);
+  c.attr_float("epsilon", 1e-5);
+  c.out[0] = x;
+}
+
+// Each (n, c) plane normalised by its own statistics, then scale[c] and bias[c].
+void ref_instance_norm(RefCtx& c) {
+  const RefTensor &x = c.input(0), &scale = c.input(1), &bias = c.input(2);
+  Rows r = rows_from(x.shape, 2);
+  std::vector<double> mean, inv;
+  row_stats(x, r, c.attr_float("epsilon", 1e-5), mean, inv);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t o = 0; o < r.outer; ++o)
+    for (int64_t j = 0; j < r.n; ++j) {
+      int64_t ch = o % x.shape[1];
+      y.f[o * r.n + j] = (x.f[o * r.n + j] - mean[o]) * inv[o] * scale.f[ch] + bias.f[ch];
+    }
+  c.out[0] = std::move(y);
+}
+
+int64_t layer_axis(const OpCtx& c, int64_t rank) {
+  int64_t a = c.attr_int("axis", -1), k = normalize_axis(a, rank);
+  if (k < 0) c.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+  return k;
+}
+
+void infer_layer_norm(InferCtx& c) {
+  require_op_exists(c, {{17, 0}});
+  const TypeInfo& x = c.input(0);
+  if (!dtype_is_float(x.dtype)) c.fail(std::string("input must be a float type, got ") + dtype_name(x.dtype));
+  if (c.attr_int("stash_type", 1) != 1)
+    throw Unsupported(c.graph.label(c.node_index) +
+                      ": LayerNormalization with a stash_type other than float is not supported");
+  c.attr_float("epsilon", 1e-5);
+  for (size_t k = 1; k < 3 && k < c.num_inputs(); ++k) {
+    if (!c.has_input(k)) continue;
+    if (c.input(k).dtype != x.dtype) c.fail(input_label(c, k) + " must have the input's dtype");
+    if (x.rank_known && c.input(k).rank_known) {
+      int64_t axis = layer_axis(c, static_cast<int64_t>(x.dims.size()));
+      Shape tail(x.dims.begin() + axis, x.dims.end());
+      TypeInfo b = infer_broadcast(c, {0, k}, x.dtype);
+      if (b.rank_known && b.dims != x.dims) c.fail(input_label(c, k) + " must broadcast to " + shape_str(tail));
+    }
+  }
+  require_present(c, 1);
+  if (!x.rank_known) {
+    for (size_t k = 0; k < c.num_outputs(); ++k) c.set_output_unknown_rank(k, k ? DType::f32 : x.dtype);
+    return;
+  }
+  int64_t axis = layer_axis(c, static_cast<int64_t>(x.dims.size()));
+  c.out[0] = x;
+  Shape stat = x.dims;
+  for (size_t a = axis; a < stat.size(); ++a) stat[a] = 1;
+  for (size_t k = 1; k < c.num_outputs(); ++k) c.set_output(k, DType::f32, stat);
+}
+
+// Rows of the trailing dims [axis, rank) normalised, then Scale and B broadcast to them.
+void ref_layer_norm(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  int64_t axis = layer_axis(c, static_cast<int64_t>(x.shape.size()));
+  Rows r = rows_from(x.shape, axis);
+  std::vector<double> mean, inv;
+  row_stats(x, r, c.attr_float("epsilon", 1e-5), mean, inv);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t o = 0; o < r.outer; ++o)
+    for (int64_t j = 0; j < r.n; ++j) y.f[o * r.n + j] = (x.f[o * r.n + j] - mean[o]) * inv[o];
+  std::vector<size_t> params = {0, 1};
+  if (c.has_input(2)) params.push_back(2);
+  std::vector<Shape> shapes = {y.shape, c.input(1).shape};
+  if (c.has_input(2)) shapes.push_back(c.input(2).shape);
+  RefTensor out(x.dtype, x.shape);
+  for_each_broadcast(x.shape, shapes, [&](int64_t k, const int64_t* ix) {
+    out.f[k] = y.f[ix[0]] * c.input(1).f[ix[1]] + (c.has_input(2) ? c.input(2).f[ix[2]] : 0.0);
+  });
+  c.out[0] = std::move(out);
+  Shape stat = x.shape;
+  for (size_t a = axis; a < stat.size(); ++a) stat[a] = 1;
+  for (size_t k = 1; k < c.num_outputs(); ++k) {
+    if (!c.has_output(k)) continue;
+    RefTensor s(DType::f32, stat);
+    for (int64_t o = 0; o < r.outer; ++o) s.f[o] = k == 1 ? mean[o] : inv[o];
+    c.out[k] = std::move(s);
+  }
+}
+
+const OpDef kOps[] = {
+    {"BatchNormalization",
+     5,
+     5,
+     1,
+     3,
+     {"epsilon", "momentum", "spatial", "training_mode"},
+     infer_batch_norm,
+     ref_batch_norm},
+    {"InstanceNormalization", 3, 3, 1, 1, {"epsilon"}, infer_instance_norm, ref_instance_norm},
+    {"LayerNormalization", 2, 3, 1, 3, {"axis", "epsilon", "stash_type"}, infer_layer_norm, ref_layer_norm},
+};
+
+}  // namespace
+
+std::span<const OpDef> normalization_ops() { return kOps; }
+
+}  // namespace lockstep

@@ -373,7 +373,7 @@ std::string CPrinter::reduce_init(const Expr& red) const {
 std::string CPrinter::int_limit(DType t, bool greatest) const {
   std::string ct = "(" + compute_type(t) + ")";
   if (dtype_is_unsigned_int(t)) return greatest ? "(" + ct + "~" + ct + "0)" : "(" + ct + "0)";
-  std::string mx = std::to_string((int64_t{1} << (8 * dtype_size(t) - 1)) - 1) + d_.int_suffix;
+  std::string mx = std::to_string((uint64_t{1} << (8 * dtype_size(t) - 1)) - 1) + d_.int_suffix;
   return greatest ? "(" + ct + mx + ")" : "(" + ct + "(-" + mx + " - 1))";
 }
 

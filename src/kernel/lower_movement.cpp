@@ -198,7 +198,7 @@ void lower_runtime_gather(Lowering& L, int n) {
   int64_t q = static_cast<int64_t>(L.shape(ind).size()), len = L.shape(data)[axis];
   GatherIndex at = gather_index(L, ind, len, elements ? 0 : static_cast<int>(axis));
   std::vector<ExprP> didx = out_vars(drank);
-  for (int64_t k = axis; k < drank && !elements; ++k) didx[k] = var(static_cast<int>(k + q - 1));
+  for (int64_t k = axis + 1; k < drank && !elements; ++k) didx[k] = var(static_cast<int>(k + q - 1));
   didx[axis] = select(at.ok, at.i, icst(0));
   L.emit(n, out, select(at.ok, L.read(data, didx), cst(0, L.type(data).dtype)));
   // The count of bad indices: a scalar sum in a fixed order (no atomics).

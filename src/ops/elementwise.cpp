@@ -100,11 +100,7 @@ double sigmoid(double x) {
   return e / (1.0 + e);
 }
 
-// Comparisons and logic on bool answer bool; ints compare as their dtype (uint64 unsigned).
-void ref_compare(RefCtx& c, bool (*fop)(double, double), bool (*iop)(int64_t, int64_t, DType)) {
-  ref_binary(c, true, fop, [iop](int64_t a, int64_t b, DType t) -> int64_t { return iop(a, b, t); });
-}
-
+// Logic on bool answers bool.
 void ref_logic(RefCtx& c, bool (*op)(bool, bool)) {
   ref_binary(
       c, true, [](double, double) { return 0.0; },
@@ -297,9 +293,9 @@ const OpDef kOps[] = {
      {},
      [](InferCtx& c) { infer_binary(c, kOrderOrEqualTypes, true); },
      [](RefCtx& c) {
-       ref_compare(
-           c, [](double a, double b) { return a >= b; },
-           [](int64_t a, int64_t b, DType t) { return !int_less(a, b, t); });
+       ref_binary(
+           c, true, [](double a, double b) { return a >= b; },
+           [](int64_t a, int64_t b, DType t) -> int64_t { return !int_less(a, b, t); });
      }},
     {"LessOrEqual",
      2,
@@ -309,9 +305,9 @@ const OpDef kOps[] = {
      {},
      [](InferCtx& c) { infer_binary(c, kOrderOrEqualTypes, true); },
      [](RefCtx& c) {
-       ref_compare(
-           c, [](double a, double b) { return a <= b; },
-           [](int64_t a, int64_t b, DType t) { return !int_less(b, a, t); });
+       ref_binary(
+           c, true, [](double a, double b) { return a <= b; },
+           [](int64_t a, int64_t b, DType t) -> int64_t { return !int_less(b, a, t); });
      }},
     {"And",
      2,

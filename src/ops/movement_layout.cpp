@@ -191,19 +191,26 @@ void ref_gather(RefCtx& c) {
 
 // ---- GatherElements ----
 
+// The gather axis; fails unless the indices have the data's rank and, off the axis, fit its
+// dims (-1, unknown, fits).
+static int64_t elements_axis(const OpCtx& c, const Shape& x, const Shape& idx) {
+  int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = gather_axis(c, rank);
+  if (static_cast<int64_t>(idx.size()) != rank)
+    c.fail("indices must have the data's rank " + std::to_string(rank) + ", got " + std::to_string(idx.size()));
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != axis && x[k] >= 0 && idx[k] > x[k])
+      c.fail("indices dim " + std::to_string(k) + " (" + std::to_string(idx[k]) + ") exceeds the data's (" +
+             std::to_string(x[k]) + ")");
+  return axis;
+}
+
 // Output shape = indices' shape; out[..., j, ...] = data[..., idx[..., j, ...], ...] along axis.
 void infer_gather_elements(InferCtx& c) {
   const TypeInfo &x = c.input(0), &idx = c.input(1);
   require_index_type(c);
   if (!x.rank_known || !idx.rank_known) return c.set_output_unknown_rank(0, x.dtype);
-  int64_t rank = static_cast<int64_t>(x.dims.size());
-  int64_t axis = gather_axis(c, rank);
-  if (static_cast<int64_t>(idx.dims.size()) != rank)
-    c.fail("indices must have the data's rank " + std::to_string(rank) + ", got " + std::to_string(idx.dims.size()));
-  for (int64_t k = 0; k < rank; ++k)
-    if (k != axis && x.dims[k] >= 0 && idx.dims[k] > x.dims[k])
-      c.fail("indices dim " + std::to_string(k) + " (" + std::to_string(idx.dims[k]) + ") exceeds the data's (" +
-             std::to_string(x.dims[k]) + ")");
+  int64_t axis = elements_axis(c, x.dims, idx.dims);
   if (const RefTensor* v = c.value(1); v && x.dims[axis] >= 0)
     for (size_t k = 0; k < v->i.size(); ++k) gather_index(c, v->i, k, x.dims[axis]);
   c.set_output(0, x.dtype, idx.dims);
@@ -212,10 +219,7 @@ void infer_gather_elements(InferCtx& c) {
 void ref_gather_elements(RefCtx& c) {
   const RefTensor &x = c.input(0), &idx = c.input(1);
   int64_t rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = gather_axis(c, rank);
-  if (static_cast<int64_t>(idx.shape.size()) != rank) c.fail("indices must have the data's rank");
-  for (int64_t k = 0; k < rank; ++k)
-    if (k != axis && idx.shape[k] > x.shape[k]) c.fail("indices dim " + std::to_string(k) + " exceeds the data's");
+  int64_t axis = elements_axis(c, x.shape, idx.shape);
   RefTensor out(x.dtype, idx.shape);
   Shape xs = shape_strides(x.shape), pos(rank, 0);
   for (int64_t e = 0; e < idx.numel(); ++e) {

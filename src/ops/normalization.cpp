@@ -100,6 +100,12 @@ void ref_instance_norm(RefCtx& c) {
   c.out[0] = std::move(y);
 }
 
+// Mean and InvStdDev's shape: the input's with the normalised dims [axis, rank) 1.
+Shape stat_shape(Shape dims, int64_t axis) {
+  for (size_t a = axis; a < dims.size(); ++a) dims[a] = 1;
+  return dims;
+}
+
 int64_t layer_axis(const OpCtx& c, int64_t rank) {
   int64_t a = c.attr_int("axis", -1), k = normalize_axis(a, rank);
   if (k < 0) c.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
@@ -114,26 +120,22 @@ void infer_layer_norm(InferCtx& c) {
     throw Unsupported(c.graph.label(c.node_index) +
                       ": LayerNormalization with a stash_type other than float is not supported");
   c.attr_float("epsilon", 1e-5);
+  int64_t axis = x.rank_known ? layer_axis(c, static_cast<int64_t>(x.dims.size())) : 0;
   for (size_t k = 1; k < 3 && k < c.num_inputs(); ++k) {
     if (!c.has_input(k)) continue;
     if (c.input(k).dtype != x.dtype) c.fail(input_label(c, k) + " must have the input's dtype");
-    if (x.rank_known && c.input(k).rank_known) {
-      int64_t axis = layer_axis(c, static_cast<int64_t>(x.dims.size()));
-      Shape tail(x.dims.begin() + axis, x.dims.end());
-      TypeInfo b = infer_broadcast(c, {0, k}, x.dtype);
-      if (b.rank_known && b.dims != x.dims) c.fail(input_label(c, k) + " must broadcast to " + shape_str(tail));
-    }
+    if (!x.rank_known || !c.input(k).rank_known) continue;
+    TypeInfo b = infer_broadcast(c, {0, k}, x.dtype);
+    if (b.rank_known && b.dims != x.dims)
+      c.fail(input_label(c, k) + " must broadcast to " + shape_str(Shape(x.dims.begin() + axis, x.dims.end())));
   }
   require_present(c, 1);
   if (!x.rank_known) {
     for (size_t k = 0; k < c.num_outputs(); ++k) c.set_output_unknown_rank(k, k ? DType::f32 : x.dtype);
     return;
   }
-  int64_t axis = layer_axis(c, static_cast<int64_t>(x.dims.size()));
   c.out[0] = x;
-  Shape stat = x.dims;
-  for (size_t a = axis; a < stat.size(); ++a) stat[a] = 1;
-  for (size_t k = 1; k < c.num_outputs(); ++k) c.set_output(k, DType::f32, stat);
+  for (size_t k = 1; k < c.num_outputs(); ++k) c.set_output(k, DType::f32, stat_shape(x.dims, axis));
 }
 
 // Rows of the trailing dims [axis, rank) normalised, then Scale and B broadcast to them.
@@ -146,8 +148,6 @@ void ref_layer_norm(RefCtx& c) {
   RefTensor y(x.dtype, x.shape);
   for (int64_t o = 0; o < r.outer; ++o)
     for (int64_t j = 0; j < r.n; ++j) y.f[o * r.n + j] = (x.f[o * r.n + j] - mean[o]) * inv[o];
-  std::vector<size_t> params = {0, 1};
-  if (c.has_input(2)) params.push_back(2);
   std::vector<Shape> shapes = {y.shape, c.input(1).shape};
   if (c.has_input(2)) shapes.push_back(c.input(2).shape);
   RefTensor out(x.dtype, x.shape);
@@ -155,11 +155,9 @@ void ref_layer_norm(RefCtx& c) {
     out.f[k] = y.f[ix[0]] * c.input(1).f[ix[1]] + (c.has_input(2) ? c.input(2).f[ix[2]] : 0.0);
   });
   c.out[0] = std::move(out);
-  Shape stat = x.shape;
-  for (size_t a = axis; a < stat.size(); ++a) stat[a] = 1;
   for (size_t k = 1; k < c.num_outputs(); ++k) {
     if (!c.has_output(k)) continue;
-    RefTensor s(DType::f32, stat);
+    RefTensor s(DType::f32, stat_shape(x.shape, axis));
     for (int64_t o = 0; o < r.outer; ++o) s.f[o] = k == 1 ? mean[o] : inv[o];
     c.out[k] = std::move(s);
   }

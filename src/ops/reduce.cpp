@@ -86,10 +86,10 @@ Shape reduced_shape(const Shape& in, const ReducePlan& p, bool keepdims) {
 
 void infer_reduce(InferCtx& c) {
   DType t = c.input(0).dtype;
-  if (float_only(*reduce_kind(c.node.op_type)) && !dtype_is_float(t))
+  ReduceKind kind = *reduce_kind(c.node.op_type);
+  if (float_only(kind) && !dtype_is_float(t))
     throw Unsupported(c.graph.label(c.node_index) + ": " + c.node.op_type + " of " + dtype_name(t) +
                       " is not supported (lockstep reduces floats only with it)");
-  ReduceKind kind = *reduce_kind(c.node.op_type);
   if (global_pool(c)) c.require_float(0);
   bool any_all = t == DType::boolean && c.opset >= 20 && (kind == ReduceKind::Max || kind == ReduceKind::Min);
   if (!dtype_is_float(t) && !dtype_is_signed_int(t) && !(dtype_is_unsigned_int(t) && t != DType::boolean) && !any_all)
@@ -143,7 +143,6 @@ std::vector<int64_t> output_index_of(const Shape& in, const ReducePlan& p) {
 struct Fold {
   ReduceKind kind;
   DType t;
-  bool is_float;
 
   double init_f() const {
     if (kind == ReduceKind::Max) return -INFINITY;
@@ -198,8 +197,8 @@ struct Fold {
 // the same, in two kernels.
 void ref_log_sum_exp(const RefTensor& X, const std::vector<int64_t>& to_out, RefTensor& Y) {
   std::vector<double> mx(Y.numel(), -INFINITY), sum(Y.numel(), 0.0);
-  for (int64_t e = 0; e < X.numel(); ++e)
-    mx[to_out[e]] = Fold{ReduceKind::Max, X.dtype, true}.step_f(mx[to_out[e]], X.f[e]);
+  Fold max{ReduceKind::Max, X.dtype};
+  for (int64_t e = 0; e < X.numel(); ++e) mx[to_out[e]] = max.step_f(mx[to_out[e]], X.f[e]);
   for (double& m : mx)
     if (std::isinf(m)) m = 0;
   for (int64_t e = 0; e < X.numel(); ++e) sum[to_out[e]] += std::exp(X.f[e] - mx[to_out[e]]);
@@ -221,7 +220,7 @@ void ref_reduce(RefCtx& c) {
   for (size_t a = 0; a < X.shape.size(); ++a)
     if (p.reduce[a]) count *= X.shape[a];
   std::vector<int64_t> to_out = output_index_of(X.shape, p);
-  Fold fold{kind, X.dtype, X.is_float()};
+  Fold fold{kind, X.dtype};
   if (kind == ReduceKind::LogSumExp) {
     ref_log_sum_exp(X, to_out, Y);
   } else if (X.is_float()) {

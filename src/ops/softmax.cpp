@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "ops/elementwise.h"
-#include "ops/reduce.h"
 
 namespace lockstep {
 
@@ -93,7 +92,14 @@ void ref_hardmax(RefCtx& c) {
   c.out[0] = std::move(Y);
 }
 
-// ArgMax / ArgMin: one axis (no coercion), kept as 1 or dropped.
+// ArgMax / ArgMin's output: the input's shape with the axis kept as 1 or dropped.
+Shape arg_shape(const OpCtx& c, Shape dims, int64_t axis) {
+  if (c.attr_int("keepdims", 1)) dims[axis] = 1;
+  else dims.erase(dims.begin() + axis);
+  return dims;
+}
+
+// ArgMax / ArgMin's rows: one axis (no coercion).
 RowLayout arg_layout(const OpCtx& c, const Shape& dims, int64_t* axis_out) {
   int64_t rank = dims.size();
   int64_t axis_attr = c.attr_int("axis", 0);
@@ -108,17 +114,13 @@ RowLayout arg_layout(const OpCtx& c, const Shape& dims, int64_t* axis_out) {
 
 void infer_arg(InferCtx& c) {
   DType t = c.input(0).dtype;
-  if (t == DType::boolean || !ew::types_at({{1, ew::kNumeric}}, c.opset))
-    c.fail(std::string("input must be a number type, got ") + dtype_name(t));
+  if (!(ew::kNumeric & ew::types({t}))) c.fail(std::string("input must be a number type, got ") + dtype_name(t));
   const TypeInfo& x = c.input(0);
   if (!x.rank_known) return c.set_output_unknown_rank(0, DType::i64);
   int64_t axis = 0;
   arg_layout(c, x.dims, &axis);
   if (x.dims[axis] == 0) c.fail("axis " + std::to_string(axis) + " is empty: there is no extreme to index");
-  Shape out = x.dims;
-  if (c.attr_int("keepdims", 1)) out[axis] = 1;
-  else out.erase(out.begin() + axis);
-  c.set_output(0, DType::i64, out);
+  c.set_output(0, DType::i64, arg_shape(c, x.dims, axis));
 }
 
 void ref_arg(RefCtx& c) {
@@ -126,10 +128,7 @@ void ref_arg(RefCtx& c) {
   int64_t axis = 0;
   RowLayout l = arg_layout(c, X.shape, &axis);
   if (l.n == 0) c.fail("axis " + std::to_string(axis) + " is empty: there is no extreme to index");
-  Shape out = X.shape;
-  if (c.attr_int("keepdims", 1)) out[axis] = 1;
-  else out.erase(out.begin() + axis);
-  RefTensor Y(DType::i64, out);
+  RefTensor Y(DType::i64, arg_shape(c, X.shape, axis));
   bool smallest = c.node.op_type == "ArgMin", last = c.attr_int("select_last_index", 0) != 0;
   for (int64_t o = 0; o < l.outer; ++o)
     for (int64_t i = 0; i < l.inner; ++i) Y.i[o * l.inner + i] = row_extreme(X, l, o, i, smallest, last);

@@ -111,9 +111,11 @@ ExprP reduce(Fn fn, ExprP body, int first_var, const Shape& extents);
 // Arithmetic on values of a node: Add/Sub/Mul/Neg for floats, WAdd/WSub/WMul/WNeg for integers.
 ExprP value_arith(Fn fn, ExprP a, ExprP b = nullptr);
 
-// Convenience for index arithmetic.
+// Convenience for index and float arithmetic (integer values go through value_arith).
 inline ExprP add(ExprP a, ExprP b) { return binary(Fn::Add, a, b); }
+inline ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
 inline ExprP mul(ExprP a, ExprP b) { return binary(Fn::Mul, a, b); }
+inline ExprP div(ExprP a, ExprP b) { return binary(Fn::Div, a, b); }
 ExprP flatten_index(const std::vector<ExprP>& index, const Shape& shape);  // row-major
 // The node `e` over new args, through the constructors (so they fold and hash as usual).
 ExprP with_args(const Expr& e, std::vector<ExprP> args);

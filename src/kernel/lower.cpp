@@ -78,6 +78,13 @@ static void bind_outputs(Lowering& L) {
   }
 }
 
+ExprP widened(ExprP e) {
+  bool narrow = e->type == DType::f16 || e->type == DType::bf16;
+  return narrow ? cast(std::move(e), DType::f32) : e;
+}
+
+ExprP narrowed(ExprP e, DType t) { return e->type == t ? e : cast(std::move(e), t); }
+
 Plan lower_graph(const Graph& g, const GraphTypes& types) {
   Lowering L{g, types, {}, std::vector<int>(g.values.size(), -1)};
   for (size_t k = 0; k < g.inputs.size(); ++k) {

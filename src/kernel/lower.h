@@ -11,4 +11,8 @@ namespace lockstep::kir {
 // Throws Error naming the node when an op cannot be lowered (e.g. a runtime-valued shape).
 Plan lower_graph(const Graph& g, const GraphTypes& types);
 
+// Whether lowering `node` needs the value of its input k when compiling (CumSum's axis): the
+// pipeline specialises on small integer inputs while such a value is not known.
+bool lowering_needs_value(const Node& node, size_t k);
+
 }  // namespace lockstep::kir

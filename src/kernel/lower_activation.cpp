@@ -7,28 +7,26 @@ namespace lockstep::kir {
 namespace {
 
 ExprP c(double v, const ExprP& like) { return cst(v, like->type); }
-ExprP plus(ExprP a, ExprP b) { return binary(Fn::Add, std::move(a), std::move(b)); }
-ExprP div(ExprP a, ExprP b) { return binary(Fn::Div, std::move(a), std::move(b)); }
 ExprP lt(ExprP a, ExprP b) { return binary(Fn::Lt, std::move(a), std::move(b)); }
 
 // exp(x) - 1 for x <= 0 without cancellation near 0: 2t / (1 - t) with t = tanh(x / 2), whose
 // denominator lies in [1, 2]; -1 at -inf. Above -2^-30 it is x itself (x / 2 may underflow).
 ExprP expm1_neg(const ExprP& x) {
   ExprP t = unary(Fn::Tanh, mul(x, c(0.5, x)));
-  return select(lt(c(-0x1p-30, x), x), x, div(mul(c(2, x), t), binary(Fn::Sub, c(1, x), t)));
+  return select(lt(c(-0x1p-30, x), x), x, div(mul(c(2, x), t), sub(c(1, x), t)));
 }
 
 // log(1 + y) for y in [0, 1]: log(u) * y / (u - 1) with u = 1 + y (exact where u rounds to 1).
 ExprP log1p_unit(const ExprP& y) {
-  ExprP u = plus(c(1, y), y);
-  ExprP um1 = binary(Fn::Sub, u, c(1, y));
+  ExprP u = add(c(1, y), y);
+  ExprP um1 = sub(u, c(1, y));
   return select(binary(Fn::Eq, um1, c(0, y)), y, div(mul(unary(Fn::Log, u), y), um1));
 }
 
 // max(x, 0) + log1p(exp(-|x|)): never overflows; NaN stays NaN.
-ExprP softplus(const ExprP& x) {
+ExprP softadd(const ExprP& x) {
   ExprP pos = select(lt(x, c(0, x)), c(0, x), x);
-  return plus(pos, log1p_unit(unary(Fn::Exp, unary(Fn::Neg, unary(Fn::Abs, x)))));
+  return add(pos, log1p_unit(unary(Fn::Exp, unary(Fn::Neg, unary(Fn::Abs, x)))));
 }
 
 ExprP clip01(const ExprP& v) { return select(lt(v, c(0, v)), c(0, v), select(lt(c(1, v), v), c(1, v), v)); }
@@ -46,13 +44,13 @@ ExprP activation(const OpCtx& o, const ExprP& x) {
     double alpha = o.attr_float("alpha", 1.0);
     return select(neg, mul(c(alpha, x), expm1_neg(div(x, c(alpha, x)))), x);
   }
-  if (op == "Softplus") return softplus(x);
-  if (op == "Softsign") return div(x, plus(c(1, x), unary(Fn::Abs, x)));
-  if (op == "Mish") return mul(x, unary(Fn::Tanh, softplus(x)));
+  if (op == "Softplus") return softadd(x);
+  if (op == "Softsign") return div(x, add(c(1, x), unary(Fn::Abs, x)));
+  if (op == "Mish") return mul(x, unary(Fn::Tanh, softadd(x)));
   if (op == "ThresholdedRelu") return select(lt(c(o.attr_float("alpha", 1.0), x), x), x, c(0, x));
   bool swish = op == "HardSwish";
   double alpha = swish ? 1.0 / 6 : o.attr_float("alpha", 0.2), beta = swish ? 0.5 : o.attr_float("beta", 0.5);
-  ExprP h = clip01(plus(mul(c(alpha, x), x), c(beta, x)));
+  ExprP h = clip01(add(mul(c(alpha, x), x), c(beta, x)));
   return swish ? mul(x, h) : h;
 }
 
@@ -70,12 +68,7 @@ bool lower_activation(Lowering& L, int n) {
   OpCtx o(L.g, n);
   int out = node.outputs[0];
   size_t rank = L.shape(out).size();
-  DType t = L.type(out).dtype;
-  bool narrow = t == DType::f16 || t == DType::bf16;
-  auto wide = [&](size_t k) {
-    ExprP e = L.read_bcast(node.inputs[k], rank);
-    return narrow ? cast(e, DType::f32) : e;
-  };
+  auto wide = [&](size_t k) { return widened(L.read_bcast(node.inputs[k], rank)); };
   ExprP body;
   if (is_activation(node.op_type)) {
     body = activation(o, wide(0));
@@ -85,7 +78,7 @@ bool lower_activation(Lowering& L, int n) {
   } else {
     return false;
   }
-  L.emit(n, out, narrow ? cast(body, t) : body);
+  L.emit(n, out, narrowed(body, L.type(out).dtype));
   return true;
 }
 

@@ -12,7 +12,6 @@ namespace lockstep::kir {
 namespace {
 
 ExprP v(int64_t k) { return var(static_cast<int>(k)); }
-ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
 ExprP lt(ExprP a, ExprP b) { return binary(Fn::Lt, a, b); }
 ExprP all_of(ExprP a, ExprP b) { return binary(Fn::And, a, b); }
 

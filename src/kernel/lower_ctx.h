@@ -24,6 +24,12 @@ struct Lowering {
   int emit_temp(int n, DType t, const Shape& s, ExprP body);
 };
 
+// float16 and bfloat16 values computed in float32: the reference computes a node in float64
+// and rounds once, when it stores, so a square or a partial sum must not round (or overflow)
+// at the narrow type. narrowed() rounds back, once.
+ExprP widened(ExprP e);
+ExprP narrowed(ExprP e, DType t);
+
 // Families: each returns false when the op is not theirs.
 bool lower_elementwise(Lowering& L, int n);
 bool lower_movement(Lowering& L, int n);

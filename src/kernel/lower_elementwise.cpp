@@ -86,13 +86,11 @@ ExprP clip(ExprP x, ExprP lo, ExprP hi) {
 // precision; rounding every partial sum lost 2^-8 of a bfloat16 sum and overflowed float16).
 template <class In>
 ExprP fold(Fn fn, bool mean, const In& in, size_t n) {
-  DType t = in(0)->type;
-  bool widen = fn == Fn::Add && (t == DType::f16 || t == DType::bf16);
-  auto input = [&](size_t k) { return widen ? cast(in(k), DType::f32) : in(k); };
+  auto input = [&](size_t k) { return fn == Fn::Add ? widened(in(k)) : in(k); };
   ExprP body = input(0);
   for (size_t k = 1; k < n; ++k) body = value_arith(fn, body, input(k));
-  if (mean) body = binary(Fn::Div, body, cst(static_cast<double>(n), body->type));
-  return widen ? cast(body, t) : body;
+  if (mean) body = div(body, cst(static_cast<double>(n), body->type));
+  return narrowed(body, in(0)->type);
 }
 
 // 1 where x > 0, -1 where x < 0, else x itself (+-0 keeps its sign, NaN stays NaN).

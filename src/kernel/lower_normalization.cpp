@@ -7,9 +7,6 @@ namespace lockstep::kir {
 
 namespace {
 
-ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, std::move(a), std::move(b)); }
-ExprP div(ExprP a, ExprP b) { return binary(Fn::Div, std::move(a), std::move(b)); }
-
 // A parameter of shape [C] at the output's channel (var 1), in the computing type.
 ExprP channel(Lowering& L, int v) { return widened(L.read(v, {var(1)})); }
 

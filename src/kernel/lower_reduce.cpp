@@ -12,7 +12,6 @@ namespace lockstep::kir {
 namespace {
 
 ExprP v(int64_t k) { return var(static_cast<int>(k)); }
-ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
 ExprP eq(ExprP a, ExprP b) { return binary(Fn::Eq, a, b); }
 
 // log(sum(exp(x - m))) + m, with m the row's maximum where it is finite and 0 where not:
@@ -190,6 +189,8 @@ void lower_cumsum(Lowering& L, int n) {
 }
 
 }  // namespace
+
+bool lowering_needs_value(const Node& node, size_t k) { return node.op_type == "CumSum" && k == 1; }
 
 bool lower_reduce(Lowering& L, int n) {
   const std::string& op = L.g.nodes[n].op_type;

@@ -12,14 +12,6 @@ ExprP v(int64_t k) { return var(static_cast<int>(k)); }
 
 }  // namespace
 
-// float16 and bfloat16 rows fold in float32: the ref folds in float64 and rounds once, when it
-// stores, so a square or a partial sum must not round (or overflow) at the narrow type.
-ExprP widened(ExprP e) {
-  bool narrow = e->type == DType::f16 || e->type == DType::bf16;
-  return narrow ? cast(std::move(e), DType::f32) : e;
-}
-ExprP narrowed(ExprP e, DType t) { return e->type == t ? e : cast(std::move(e), t); }
-
 static bool is_axis(const std::vector<int64_t>& axes, size_t k) {
   return std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
 }

@@ -5,10 +5,6 @@
 
 namespace lockstep::kir {
 
-// float16 and bfloat16 compute in float32 (the ref computes in float64 and rounds once).
-ExprP widened(ExprP e);
-ExprP narrowed(ExprP e, DType t);  // back to t, once
-
 // Index into `x` for an output with kept (size-1) reduced dims: reduced dim k reads the
 // reduction var instead. `axes` sorted; reduction vars start at `first`.
 std::vector<ExprP> reduced_index(size_t rank, const std::vector<int64_t>& axes, bool keepdims, int first);

@@ -64,11 +64,12 @@ constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
 
 bool may_decide_shapes(const Tensor& t) { return !dtype_is_float(t.dtype) && t.numel() <= kMaxSpecialised; }
 
-// An input value the lowering needs when compiling (CumSum's axis) that is not known yet: the
-// small integer inputs are then specialised on, as when they decide shapes.
+// An input value the lowering needs when compiling that is not known yet: the small integer
+// inputs are then specialised on, as when they decide shapes.
 bool lowering_needs_values(const Graph& g, const GraphTypes& types) {
   for (const Node& n : g.nodes)
-    if (n.op_type == "CumSum" && n.inputs.size() > 1 && n.inputs[1] >= 0 && !types.value[n.inputs[1]]) return true;
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] >= 0 && kir::lowering_needs_value(n, k) && !types.value[n.inputs[k]]) return true;
   return false;
 }
 

@@ -139,7 +139,8 @@ bool exact_op(const std::string& op) {
                                               "ThresholdedRelu",
                                               "PRelu",
                                               "CastLike",
-                                              "GlobalMaxPool"};
+                                              "GlobalMaxPool",
+                                              "Mod"};
   return exact.count(op) > 0;
 }
 
@@ -228,6 +229,12 @@ void add_scalar_operands(std::vector<EdgeCase>& cases, const char* op, DType t, 
   }
 }
 
+// The attribute sets an op is tried with beyond its defaults, each named in the case.
+std::vector<std::pair<std::string, Attrs>> attr_variants(const std::string& op) {
+  if (op == "Mod") return {{"", {}}, {" fmod", {{"fmod", attr_int(1)}}}};
+  return {{"", {}}};
+}
+
 // Every registered op x dtype x arity its shape rule accepts, inputs broadcast against each
 // other so every pair of edge values meets; the first input also as bool (Where's condition).
 void add_registered(std::vector<EdgeCase>& cases) {
@@ -235,17 +242,19 @@ void add_registered(std::vector<EdgeCase>& cases) {
     for (DType t : kTypes) {
       for (int arity = std::max(1, d->min_inputs); arity <= std::min(3, d->max_inputs); ++arity) {
         int64_t e = static_cast<int64_t>(edge_count(t)) + (arity == 1 ? 16 : 0);
-        for (bool bool_first : {false, true}) {
-          if (bool_first && (arity < 2 || t == DType::boolean)) continue;
-          OpCase c;
-          c.op = d->name;
-          if (c.op == "Mish") c.opset = 18;
-          c.name =
-              std::string(d->name) + " " + dtype_name(t) + " x" + std::to_string(arity) + (bool_first ? " cond" : "");
-          for (const Shape& s : broadcast_shapes(arity, e))
-            c.inputs.push_back(OpCase::Input{c.inputs.empty() && bool_first ? DType::boolean : t, s});
-          if (ref_accepts(c)) cases.push_back(with_edges(c));
-        }
+        for (auto& [suffix, attrs] : attr_variants(d->name))
+          for (bool bool_first : {false, true}) {
+            if (bool_first && (arity < 2 || t == DType::boolean)) continue;
+            OpCase c;
+            c.op = d->name;
+            c.attrs = attrs;
+            if (c.op == "Mish") c.opset = 18;
+            c.name = std::string(d->name) + suffix + " " + dtype_name(t) + " x" + std::to_string(arity) +
+                     (bool_first ? " cond" : "");
+            for (const Shape& s : broadcast_shapes(arity, e))
+              c.inputs.push_back(OpCase::Input{c.inputs.empty() && bool_first ? DType::boolean : t, s});
+            if (ref_accepts(c)) cases.push_back(with_edges(c));
+          }
         if (arity > 1) add_scalar_operands(cases, d->name, t, arity);
       }
     }

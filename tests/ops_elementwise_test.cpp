@@ -105,6 +105,33 @@ TEST(Elementwise, IntegerDivTruncatesTowardZero) {
   EXPECT_NE(msg.find("division by zero"), std::string::npos) << msg;
 }
 
+// Mod: Python's % by default (the divisor's sign, a zero of the divisor's sign), C's fmod with
+// fmod = 1 (the dividend's sign); integer MIN % -1 is 0; a zero divisor is an error.
+TEST(Elementwise, ModTakesTheSignFmodSays) {
+  Net n(13);
+  int a = n.input("a", DType::i32, {5}, {7, -7, 7, -7, -2147483648.0});
+  int b = n.input("b", DType::i32, {5}, {3, 3, -3, -3, -1});
+  EXPECT_EQ(n.run(n.node("Mod", {a, b})).i, (std::vector<int64_t>{1, 2, -2, -1, 0}));
+  EXPECT_EQ(n.run(n.node("Mod", {a, b}, {{"fmod", integer(1)}})).i, (std::vector<int64_t>{1, -1, 1, -1, 0}));
+  int x = n.input("x", DType::f32, {5}, {5.5, -5.5, 6, -6, 1e-10});
+  int y = n.input("y", DType::f32, {5}, {2, 2, -3, 3, -1});
+  RefTensor py = n.run(n.node("Mod", {x, y}));
+  EXPECT_EQ(py.f[0], 1.5);
+  EXPECT_EQ(py.f[1], 0.5);
+  EXPECT_TRUE(py.f[2] == 0 && std::signbit(py.f[2]));  // -0: the divisor's sign
+  EXPECT_TRUE(py.f[3] == 0 && !std::signbit(py.f[3]));
+  EXPECT_EQ(py.f[4], static_cast<double>(1e-10f) - 1);  // moved to the divisor's sign
+  RefTensor c = n.run(n.node("Mod", {x, y}, {{"fmod", integer(1)}}));
+  EXPECT_EQ(c.f[1], -1.5);
+  EXPECT_TRUE(c.f[3] == 0 && std::signbit(c.f[3]));  // -0: the dividend's sign
+  int z = n.input("z", DType::i32, {5}, {1, 1, 0, 1, 1});
+  EXPECT_NE(error_of([&] { n.run(n.node("Mod", {a, z})); }).find("modulo by zero"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              n.infer(n.node("Mod", {a, b}, {{"fmod", integer(2)}}));
+            }).find("'fmod' must be 0 or 1"),
+            std::string::npos);
+}
+
 TEST(Elementwise, Uint64ComparesUnsigned) {
   Net n(14);
   int a = n.input("a", DType::u64, {1});
@@ -209,6 +236,32 @@ TEST(Elementwise, DtypesFollowTheOpset) {
   Net s13(13);
   int sh = s13.node("Shape", {s13.input("x", DType::f32, {2})}, {{"start", integer(1)}});
   EXPECT_NE(error_of([&] { s13.infer(sh); }).find("opset 15"), std::string::npos);
+}
+
+// What changed at opsets 27 and 28 for ops lockstep has: Range's stash_type (float16 and
+// bfloat16 counted in float32) and Celu's dtypes (float32 only before 28).
+TEST(Elementwise, Opsets27And28) {
+  Net c27(27);
+  int y = c27.node("Celu", {c27.input("x", DType::f64, {2})});
+  EXPECT_NE(error_of([&] { c27.infer(y); }).find("float64"), std::string::npos);
+  Net c28(28);
+  int x = c28.input("x", DType::f64, {2}, {-1, 2});
+  RefTensor r = c28.run(c28.node("Celu", {x}, {{"alpha", real(2)}}));
+  EXPECT_EQ(r.f[0], 2 * std::expm1(-0.5));
+  EXPECT_EQ(r.f[1], 2);
+  Net r26(26);
+  int s = r26.input("s", DType::f32, {}, {0});
+  int stash = r26.node("Range", {s, s, s}, {{"stash_type", integer(1)}});
+  EXPECT_NE(error_of([&] { r26.infer(stash); }).find("opset 27"), std::string::npos);
+  Net r27(27);
+  int hs = r27.input("s", DType::f16, {}, {1});
+  int hl = r27.input("l", DType::f16, {}, {3});
+  int hd = r27.input("d", DType::f16, {}, {0.5});
+  RefTensor h = r27.run(r27.node("Range", {hs, hl, hd}));
+  EXPECT_EQ(h.dtype, DType::f16);
+  EXPECT_EQ(h.f, (std::vector<double>{1, 1.5, 2, 2.5}));
+  int other = r27.node("Range", {hs, hl, hd}, {{"stash_type", integer(10)}});
+  EXPECT_NE(error_of([&] { r27.infer(other); }).find("stash_type"), std::string::npos);
 }
 
 TEST(Generator, ShapeFoldsThroughCast) {

@@ -127,6 +127,31 @@ TEST_P(RuntimeChecks, IntegerDivByZeroIsAnErrorNamingTheNode) {
   }
 }
 
+// rem = Mod(a, d) with the divisor's sign (fmod 0) or the dividend's (fmod 1): a zero divisor is
+// an error naming the node, the rest agree with the reference, MIN % -1 included.
+TEST_P(RuntimeChecks, IntegerModByZeroIsAnErrorAndSignsFollowFmod) {
+  for (int64_t fmod : {0, 1}) {
+    GraphBuilder b(14);
+    int a = b.input("a", DType::i64, {dim(2), dim(3)});
+    int d = b.input("d", DType::i64, {dim(2), dim(3)});
+    b.output(b.op("Mod", "rem", {a, d}, {{"fmod", attr_int(fmod)}}));
+    Graph g = b.finish();
+    auto p = compile(g, GetParam(), CompileOptions{});
+    std::string msg = error_of([&] { p->run(div_inputs({7, -7, 7, 1, 2, 3}, {2, 0, -2, 0, 1, 1})); });
+    EXPECT_NE(msg.find("node 'rem': 2 zero divisors (integer modulo by zero)"), std::string::npos) << msg;
+    int64_t min = std::numeric_limits<int64_t>::min();
+    TensorMap good = div_inputs({7, -7, 7, -7, min, 0}, {3, 3, -3, -3, -1, 5});
+    std::vector<Tensor> out = p->run(good);
+    std::vector<RefTensor> ref = run_reference(g, good);
+    std::vector<int64_t> want =
+        fmod ? std::vector<int64_t>{1, -1, 1, -1, 0, 0} : std::vector<int64_t>{1, 2, -2, -1, 0, 0};
+    for (int k = 0; k < 6; ++k) {
+      EXPECT_EQ(out[0].data<int64_t>()[k], want[k]) << "fmod " << fmod << " at " << k;
+      EXPECT_EQ(ref[0].i[k], want[k]) << "fmod " << fmod << " at " << k;
+    }
+  }
+}
+
 // The division fused into a larger elementwise kernel, its divisor computed at run time and
 // broadcast: y = (a / (d - e)) * a + a with d, e [3].
 TEST_P(RuntimeChecks, IntegerDivByZeroInsideAFusedKernelIsAnError) {

@@ -187,6 +187,10 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
     case Fn::Max:
       return helper(fl ? "ls_max_nan" : "ls_max", e.type) + "(" + a + ", " + b + ")";
     case Fn::IDiv: return helper("ls_idiv", e.type) + "(" + a + ", " + b + ")";
+    case Fn::PyMod:
+      return helper("ls_pymod", e.type) + "(" + a + ", " + b + ")";
+    case Fn::IRem:
+      return helper("ls_irem", e.type) + "(" + a + ", " + b + ")";
     case Fn::IPow: return helper("ls_ipow", e.type) + "_" + compute_type(e.args[1]->type) + "(" + a + ", " + b + ")";
     default: return "";
   }

@@ -37,8 +37,8 @@ FN T ls_max_nan_##T(T acc, T x) { return (x > acc || x != x) ? x : acc; } \
 FN T ls_min_nan_##T(T acc, T x) { return (x < acc || x != x) ? x : acc; }
 )";
 
-// ONNX integer Div that never traps: 0 for a zero divisor (a check kernel reports it) and, for
-// signed types, MIN / -1 wrapping to MIN (negation in unsigned arithmetic). Exact integer power
+// ONNX integer Div and Mod that never trap: 0 for a zero divisor (a check kernel reports it) and,
+// for signed types, MIN / -1 wrapping to MIN (negation in unsigned arithmetic) and MIN % -1 = 0. Exact integer power
 // wraps like repeated multiplication in T; a negative exponent truncates b^e (only |b| == 1
 // survives).
 constexpr const char* kIntegers = R"(#define LS_INTEGER(T) \
@@ -47,6 +47,11 @@ FN T ls_idiv_##T(T a, T b) { \
   if (b == (T)0) return (T)0; \
   if ((T)-1 < (T)0 && b == (T)-1) return (T)((uint64_t)0 - (uint64_t)a); \
   return (T)(a / b); \
+} \
+FN T ls_irem_##T(T a, T b) { return b == (T)0 || ((T)-1 < (T)0 && b == (T)-1) ? (T)0 : (T)(a % b); } \
+FN T ls_pymod_##T(T a, T b) { \
+  T r = ls_irem_##T(a, b); \
+  return r != (T)0 && (r < (T)0) != (b < (T)0) ? (T)(r + b) : r; \
 }
 #define LS_IPOW(T, E) \
 FN T ls_ipow_##T##_##E(T b, E e) { \
@@ -62,6 +67,14 @@ FN T ls_ipow_##T##_##E(T b, E e) { \
 LS_ORDERED(float)
 LS_INTEGER_TYPE(int8_t) LS_INTEGER_TYPE(uint8_t) LS_INTEGER_TYPE(int16_t) LS_INTEGER_TYPE(uint16_t)
 LS_INTEGER_TYPE(int32_t) LS_INTEGER_TYPE(uint32_t) LS_INTEGER_TYPE(int64_t) LS_INTEGER_TYPE(uint64_t)
+)";
+
+// Python's % of floats (numpy's mod): C's fmod, exact, moved to the divisor's sign; a zero
+// remainder is a zero of the divisor's sign.
+constexpr const char* kPyMod = R"(#define LS_PYMOD(T, S) FN T ls_pymod_##T(T a, T b) { \
+  T r = fmod##S(a, b); \
+  return r == (T)0 ? copysign##S((T)0, b) : (r < (T)0) != (b < (T)0) ? r + b : r; \
+}
 )";
 
 // Float to integer, the same on every target (C leaves NaN and out-of-range conversions
@@ -87,8 +100,8 @@ std::string qualified(std::string text, const std::string& fn) {
 }  // namespace
 
 std::string helper_functions(const CDialect& d) {
-  std::string typed =
-      std::string(kOrdered) + kIntegers + kFloatToInt + "\n" + (d.f64 ? "LS_ORDERED(double)\nLS_F2I(double)\n" : "");
+  std::string typed = std::string(kOrdered) + kIntegers + kFloatToInt + kPyMod + "LS_PYMOD(float, " + d.math_suffix +
+                      ")\n" + (d.f64 ? "LS_ORDERED(double)\nLS_F2I(double)\nLS_PYMOD(double, )\n" : "");
   std::string fma = "FN float ls_fma(float a, float b, float c) { return fma" + d.math_suffix + "(a, b, c); }\n";
   return d.conversions + qualified(fma + math_library_source() + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
 }

@@ -56,6 +56,11 @@ enum class Fn : uint8_t {
   // Exact integer power in the base's type (wrapping like repeated multiplication); for a
   // negative exponent the truncated value (only |base| == 1 survives). Made by legalize.
   IPow,
+  // ONNX Mod, one call like IDiv: PyMod takes the divisor's sign (Python's %, numpy's mod; a
+  // zero takes the divisor's sign), IRem the dividend's (integer fmod = 1; floats use Mod, C's
+  // fmod). An integer zero divisor gives 0 (a check kernel reports those), MIN % -1 gives 0.
+  PyMod,
+  IRem,
   // Reduce only: a sum whose term is the node's own product (Conv, MatMul, Gemm), stepped by a
   // fused multiply-add where the term is a float product. Fusion never makes one, so a product
   // fused in from another node is summed as before, and every pass limit gives the same bytes.

@@ -30,14 +30,14 @@ ExprP divide(ExprP a, ExprP b) { return binary(dtype_is_float(a->type) ? Fn::Div
 // scalar sum in a fixed order, read back by the runtime). Every divisor element is used when
 // the output is not empty, so counting over the divisor's own shape finds what the reference
 // finds.
-void check_divisor(Lowering& L, int n, int divisor, int out) {
+void check_divisor(Lowering& L, int n, int divisor, int out, const std::string& what) {
   if (dtype_is_float(L.type(divisor).dtype) || shape_numel(L.shape(out)) == 0) return;
   const Buffer& b = L.plan.buffers[L.buf[divisor]];
   if (b.kind == Buffer::Constant) {
     RefTensor v = to_ref(*b.data);
     int64_t zeros = std::count(v.i.begin(), v.i.end(), int64_t{0});
     if (zeros)
-      throw Error(L.g.label(n) + ": integer division by zero (the constant divisor '" + b.name + "' has " +
+      throw Error(L.g.label(n) + ": integer " + what + " by zero (the constant divisor '" + b.name + "' has " +
                   std::to_string(zeros) + " zero element" + (zeros == 1 ? "" : "s") + ")");
     return;
   }
@@ -45,7 +45,13 @@ void check_divisor(Lowering& L, int n, int divisor, int out) {
   ExprP d = L.read(divisor, out_vars(s.size()));
   ExprP zero = select(binary(Fn::Eq, d, zero_like(d)), icst(1), icst(0));
   int count = L.emit_temp(n, DType::i64, {}, s.empty() ? zero : reduce(Fn::Add, zero, 0, s));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero divisors (integer division by zero)"});
+  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero divisors (integer " + what + " by zero)"});
+}
+
+// Mod takes the divisor's sign unless fmod = 1; a float remainder is exact on every target.
+ExprP modulo(ExprP a, ExprP b, bool fmod) {
+  if (!fmod) return binary(Fn::PyMod, a, b);
+  return binary(dtype_is_float(a->type) ? Fn::Mod : Fn::IRem, a, b);
 }
 
 // Pow in the base's type: integer to an integer power exactly (wrapping, as repeated
@@ -141,6 +147,7 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "Sign") body = sign(in(0));
   else if (op == "Div") body = divide(in(0), in(1));
   else if (op == "Pow") body = power(in(0), in(1));
+  else if (op == "Mod") body = modulo(in(0), in(1), c.attr_int("fmod", 0) != 0);
   else if (op == "Relu") body = select(binary(Fn::Lt, in(0), zero_like(in(0))), zero_like(in(0)), in(0));
   else if (op == "LeakyRelu") {
     ExprP x = in(0);
@@ -157,7 +164,7 @@ bool lower_elementwise(Lowering& L, int n) {
     body = in(0);
   } else return false;
   L.emit(n, out, body);
-  if (op == "Div") check_divisor(L, n, node.inputs[1], out);
+  if (op == "Div" || op == "Mod") check_divisor(L, n, node.inputs[1], out, op == "Div" ? "division" : "modulo");
   if (op == "Pow") check_zero_power(L, n, node.inputs[0], node.inputs[1], out);
   return true;
 }

@@ -17,8 +17,8 @@ void infer_act(InferCtx& c) {
   int from = 7;
   for (auto [op, v] : since)
     if (c.node.op_type == op) from = v;
-  require_types(c, 0, {{from, kFloat}, {22, kFloat | kBf16}});
-  if (c.node.op_type == "Celu" && c.input(0).dtype != DType::f32) c.fail("Celu takes float32 only");
+  if (c.node.op_type == "Celu") require_types(c, 0, {{12, types({DType::f32})}, {28, kFloat | kBf16}});
+  else require_types(c, 0, {{from, kFloat}, {22, kFloat | kBf16}});
   for (const char* a : {"alpha", "beta", "gamma"})
     if (c.has_attr(a)) c.attr_float(a, 0);  // checks the attribute's kind
   c.out[0] = c.input(0);

@@ -28,6 +28,7 @@ const TypeHistory kOrderOrEqualTypes = {{12, kNumeric & ~kBf16}, {16, kNumeric}}
 const TypeHistory kLogicTypes = {{7, kBool}};
 const TypeHistory kNotTypes = {{1, kBool}};
 const TypeHistory kRoundingTypes = {{6, kFloat}, {13, kFloat | kBf16}};
+const TypeHistory kModTypes = {{10, kNumeric & ~kBf16}, {13, kNumeric}};
 const TypeHistory kSignTypes = {{9, kNumeric & ~kBf16}, {13, kNumeric}};
 
 void infer_unary(InferCtx& c, TypeHistory h) {
@@ -92,6 +93,33 @@ void ref_div(RefCtx& c) {
                if (b == -1) return s(0 - u(a));
                return a / b;
              });
+}
+
+// fmod = 1: C's fmod (the sign of the dividend); fmod = 0: the sign of the divisor, as Python's
+// % and numpy's mod (a float zero takes the divisor's sign). MIN % -1 is 0 instead of trapping.
+double py_mod(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r == 0) return std::copysign(0.0, b);
+  return (r < 0) != (b < 0) ? r + b : r;
+}
+
+void ref_mod(RefCtx& c) {
+  bool fmod = c.attr_int("fmod", 0) != 0;
+  ref_binary(
+      c, false, [fmod](double a, double b) { return fmod ? std::fmod(a, b) : py_mod(a, b); },
+      [&](int64_t a, int64_t b, DType t) -> int64_t {
+        if (b == 0) c.fail("integer modulo by zero");
+        if (t == DType::u64) return s(u(a) % u(b));
+        if (b == -1) return 0;
+        int64_t r = a % b;
+        return !fmod && r != 0 && (r < 0) != (b < 0) ? r + b : r;
+      });
+}
+
+void infer_mod(InferCtx& c) {
+  infer_binary(c, kModTypes, false);
+  int64_t fmod = c.attr_int("fmod", 0);
+  if (fmod != 0 && fmod != 1) c.fail("attribute 'fmod' must be 0 or 1, got " + std::to_string(fmod));
 }
 
 double sigmoid(double x) {
@@ -164,6 +192,7 @@ const OpDef kOps[] = {
      }},
     {"Div", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kArithTypes, false); }, ref_div},
     {"Pow", 2, 2, 1, 1, {}, infer_pow, ref_pow},
+    {"Mod", 2, 2, 1, 1, {"fmod"}, infer_mod, ref_mod},
     {"Equal",
      2,
      2,

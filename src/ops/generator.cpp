@@ -171,18 +171,22 @@ void ref_constant_of_shape(RefCtx& c) {
   c.out[0] = std::move(out);
 }
 
-const TypeHistory kRangeTypes = {{11, types({DType::f32, DType::f64, DType::i16, DType::i32,
-                                             DType::i64})}};
+constexpr TypeSet kRange11 = types({DType::f32, DType::f64, DType::i16, DType::i32, DType::i64});
+const TypeHistory kRangeTypes = {{11, kRange11}, {27, kRange11 | types({DType::f16, DType::bf16})}};
+
+bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 
 // max(ceil((limit - start) / delta), 0); for float32 the difference is taken in float32 first,
-// as ONNX's own shape inference does.
+// as ONNX's own shape inference does, and so for float16 and bfloat16, which Range-27 computes
+// in float32 (stash_type 1).
 int64_t range_length(const OpCtx& c, const RefTensor& start, const RefTensor& limit,
                      const RefTensor& delta) {
   for (const RefTensor* t : {&start, &limit, &delta})
     if (!t->shape.empty()) c.fail("inputs must be scalars, got shape " + shape_str(t->shape));
   if (start.is_float()) {
     if (delta.f[0] == 0) c.fail("delta is zero");
-    double n = std::ceil(round_to_dtype(limit.f[0] - start.f[0], start.dtype) / delta.f[0]);
+    DType work = is_half(start.dtype) ? DType::f32 : start.dtype;
+    double n = std::ceil(round_to_dtype(limit.f[0] - start.f[0], work) / delta.f[0]);
     if (!(n <= static_cast<double>(kMaxElements)))  // also catches NaN
       c.fail("range length ceil((limit - start) / delta) is not finite or too large to allocate");
     return std::max<int64_t>(static_cast<int64_t>(n), 0);
@@ -198,6 +202,9 @@ int64_t range_length(const OpCtx& c, const RefTensor& start, const RefTensor& li
 }
 
 void infer_range(InferCtx& c) {
+  if (c.has_attr("stash_type") && c.opset < 27) c.fail("attribute 'stash_type' exists from opset 27");
+  if (is_half(c.input(0).dtype) && c.attr_int("stash_type", 1) != 1)
+    c.fail("stash_type other than 1 (float) is not supported");
   for (size_t k = 0; k < 3; ++k) {
     require_types(c, k, kRangeTypes);
     c.require_same_dtype(0, k);
@@ -233,7 +240,7 @@ const OpDef kOps[] = {
      infer_constant,
      ref_constant},
     {"ConstantOfShape", 1, 1, 1, 1, {"value"}, infer_constant_of_shape, ref_constant_of_shape},
-    {"Range", 3, 3, 1, 1, {}, infer_range, ref_range},
+    {"Range", 3, 3, 1, 1, {"stash_type"}, infer_range, ref_range},
 };
 
 }  // namespace

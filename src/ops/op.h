@@ -15,7 +15,7 @@ namespace lockstep {
 // Opsets of the default domain lockstep reads. Ops whose semantics changed inside this range
 // branch on ctx.opset (e.g. Split's sizes: attribute before 13, input from 13).
 constexpr int kMinOpset = 7;
-constexpr int kMaxOpset = 26;
+constexpr int kMaxOpset = 28;
 
 class OpCtx {
  public:

@@ -214,17 +214,23 @@ EdgeCase with_edges(OpCase c, size_t variant = 0) {
   return ec;
 }
 
+// Opset 17 (the harness's default), or the first that has the op.
+int case_opset(const std::string& op) { return op == "Mish" || op.starts_with("Bitwise") ? 18 : 17; }
+
 // The other operands as scalars (Clip's bounds, a Pow exponent), each variant another pair of
 // edge values.
-void add_scalar_operands(std::vector<EdgeCase>& cases, const char* op, DType t, int arity) {
+void add_scalar_operands(std::vector<EdgeCase>& cases, const char* op, const std::string& suffix, const Attrs& attrs,
+                         DType t, int arity) {
   OpCase c;
   c.op = op;
+  c.attrs = attrs;
+  c.opset = case_opset(c.op);
   c.inputs.push_back(OpCase::Input{t, {static_cast<int64_t>(edge_count(t)) + 16}});
   for (int k = 1; k < arity; ++k) c.inputs.push_back(OpCase::Input{t, {}});
   if (!ref_accepts(c)) return;
   for (size_t variant = 0; variant < 6; ++variant) {
-    c.name =
-        std::string(op) + " " + dtype_name(t) + " x" + std::to_string(arity) + " scalars " + std::to_string(variant);
+    c.name = std::string(op) + suffix + " " + dtype_name(t) + " x" + std::to_string(arity) + " scalars " +
+             std::to_string(variant);
     cases.push_back(with_edges(c, variant));
   }
 }
@@ -232,6 +238,8 @@ void add_scalar_operands(std::vector<EdgeCase>& cases, const char* op, DType t, 
 // The attribute sets an op is tried with beyond its defaults, each named in the case.
 std::vector<std::pair<std::string, Attrs>> attr_variants(const std::string& op) {
   if (op == "Mod") return {{"", {}}, {" fmod", {{"fmod", attr_int(1)}}}};
+  if (op == "BitShift")
+    return {{" left", {{"direction", attr_string("LEFT")}}}, {" right", {{"direction", attr_string("RIGHT")}}}};
   return {{"", {}}};
 }
 
@@ -248,14 +256,15 @@ void add_registered(std::vector<EdgeCase>& cases) {
             OpCase c;
             c.op = d->name;
             c.attrs = attrs;
-            if (c.op == "Mish") c.opset = 18;
+            c.opset = case_opset(c.op);
             c.name = std::string(d->name) + suffix + " " + dtype_name(t) + " x" + std::to_string(arity) +
                      (bool_first ? " cond" : "");
             for (const Shape& s : broadcast_shapes(arity, e))
               c.inputs.push_back(OpCase::Input{c.inputs.empty() && bool_first ? DType::boolean : t, s});
             if (ref_accepts(c)) cases.push_back(with_edges(c));
           }
-        if (arity > 1) add_scalar_operands(cases, d->name, t, arity);
+        for (auto& [suffix, attrs] : attr_variants(d->name))
+          if (arity > 1) add_scalar_operands(cases, d->name, suffix, attrs, t, arity);
       }
     }
   }

@@ -54,6 +54,12 @@ struct Net {
 Attr integer(int64_t v) { Attr a; a.kind = Attr::Int; a.i = v; return a; }
 Attr real(double v) { Attr a; a.kind = Attr::Float; a.f = v; return a; }
 Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Attr::Ints; a.ints = std::move(v); return a; }
+Attr string_attr(std::string v) {
+  Attr a;
+  a.kind = Attr::String;
+  a.s = std::move(v);
+  return a;
+}
 
 using testing::error_of;
 
@@ -130,6 +136,36 @@ TEST(Elementwise, ModTakesTheSignFmodSays) {
               n.infer(n.node("Mod", {a, b}, {{"fmod", integer(2)}}));
             }).find("'fmod' must be 0 or 1"),
             std::string::npos);
+}
+
+// Bitwise ops see two's-complement bits of the dtype; shifts by the width or more give 0.
+TEST(Elementwise, BitwiseOpsAndShiftsWorkOnTheDtypesBits) {
+  Net n(18);
+  int a = n.input("a", DType::i8, {3}, {-128, 0x55, -1});
+  int b = n.input("b", DType::i8, {3}, {127, 0x0f, 1});
+  EXPECT_EQ(n.run(n.node("BitwiseAnd", {a, b})).i, (std::vector<int64_t>{0, 5, 1}));
+  EXPECT_EQ(n.run(n.node("BitwiseOr", {a, b})).i, (std::vector<int64_t>{-1, 0x5f, -1}));
+  EXPECT_EQ(n.run(n.node("BitwiseXor", {a, b})).i, (std::vector<int64_t>{-1, 0x5a, -2}));
+  EXPECT_EQ(n.run(n.node("BitwiseNot", {a})).i, (std::vector<int64_t>{127, -0x56, 0}));
+  int x = n.input("x", DType::u8, {4}, {255, 1, 128, 7});
+  int y = n.input("y", DType::u8, {4}, {1, 7, 8, 200});
+  EXPECT_EQ(n.run(n.node("BitwiseNot", {x})).i, (std::vector<int64_t>{0, 254, 127, 248}));
+  auto shift = [&](const char* dir) { return n.node("BitShift", {x, y}, {{"direction", string_attr(dir)}}); };
+  EXPECT_EQ(n.run(shift("LEFT")).i, (std::vector<int64_t>{254, 128, 0, 0}));
+  EXPECT_EQ(n.run(shift("RIGHT")).i, (std::vector<int64_t>{127, 0, 0, 0}));
+  EXPECT_NE(error_of([&] { n.infer(shift("UP")); }).find("'direction' must be"), std::string::npos);
+}
+
+TEST(Elementwise, BitwiseOpsRefuseOtherDtypes) {
+  Net n(18);
+  int a = n.input("a", DType::i8, {1}), b = n.input("b", DType::i8, {1});
+  EXPECT_NE(error_of([&] {
+              n.infer(n.node("BitShift", {a, b}, {{"direction", string_attr("LEFT")}}));
+            }).find("int8"),
+            std::string::npos);
+  Net m(18);
+  int f = m.input("f", DType::f32, {1}), g = m.input("g", DType::f32, {1});
+  EXPECT_NE(error_of([&] { m.infer(m.node("BitwiseAnd", {f, g})); }).find("float32"), std::string::npos);
 }
 
 TEST(Elementwise, Uint64ComparesUnsigned) {

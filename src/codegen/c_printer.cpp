@@ -155,6 +155,8 @@ std::string CPrinter::unary(const Expr& e, const std::string& a) const {
   switch (e.fn) {
     case Fn::WNeg:
       return wrapped(e.type, "(" + u + ")0 - (" + u + ")(" + a + ")");
+    case Fn::BitNot:
+      return wrapped(e.type, "~(" + u + ")(" + a + ")");
     case Fn::Neg: return "(-" + a + ")";
     case Fn::Not: return "(!" + a + ")";
     case Fn::Abs: return fl ? math("fabs", e.type) + "(" + a + ")" : helper("ls_iabs", e.type) + "(" + a + ")";
@@ -180,6 +182,16 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
       return wrapped(e.type, ua + " - " + ub);
     case Fn::WMul:
       return wrapped(e.type, ua + " * " + ub);
+    case Fn::BitAnd:
+      return wrapped(e.type, ua + " & " + ub);
+    case Fn::BitOr:
+      return wrapped(e.type, ua + " | " + ub);
+    case Fn::BitXor:
+      return wrapped(e.type, ua + " ^ " + ub);
+    case Fn::Shl:
+      return helper("ls_shl", e.type) + "(" + a + ", " + b + ")";
+    case Fn::Shr:
+      return helper("ls_shr", e.type) + "(" + a + ", " + b + ")";
     case Fn::Mod: return fl ? math("fmod", e.type) + "(" + a + ", " + b + ")" : "(" + a + " % " + b + ")";
     case Fn::Pow: return transcendental("pow", e.type) + "(" + a + ", " + b + ")";
     case Fn::Min:

@@ -73,6 +73,14 @@ enum class Fn : uint8_t {
   WSub,
   WMul,
   WNeg,
+  // Bitwise ops on an integer's two's-complement bits; a shift by the type's width or more
+  // gives 0 (C leaves it undefined).
+  BitAnd,
+  BitOr,
+  BitXor,
+  BitNot,
+  Shl,
+  Shr,
 };
 
 struct Expr;

@@ -13,9 +13,10 @@ namespace {
 const std::map<std::string, Fn> kUnary = {{"Neg", Fn::Neg},        {"Abs", Fn::Abs},   {"Exp", Fn::Exp},
                                           {"Log", Fn::Log},        {"Sqrt", Fn::Sqrt}, {"Tanh", Fn::Tanh},
                                           {"Sigmoid", Fn::Sigmoid}};
-const std::map<std::string, Fn> kBinary = {{"Add", Fn::Add},  {"Sub", Fn::Sub}, {"Mul", Fn::Mul},
-                                           {"Equal", Fn::Eq}, {"Less", Fn::Lt}, {"LessOrEqual", Fn::Le},
-                                           {"And", Fn::And},  {"Or", Fn::Or}};
+const std::map<std::string, Fn> kBinary = {
+    {"Add", Fn::Add},           {"Sub", Fn::Sub},         {"Mul", Fn::Mul},          {"Equal", Fn::Eq},
+    {"Less", Fn::Lt},           {"LessOrEqual", Fn::Le},  {"And", Fn::And},          {"Or", Fn::Or},
+    {"BitwiseAnd", Fn::BitAnd}, {"BitwiseOr", Fn::BitOr}, {"BitwiseXor", Fn::BitXor}};
 // Inputs folded left to right: Max and Min propagate NaN (ls_max_nan), Sum adds in order.
 const std::map<std::string, Fn> kVariadic = {{"Max", Fn::Max}, {"Min", Fn::Min}, {"Sum", Fn::Add}, {"Mean", Fn::Add}};
 
@@ -141,6 +142,8 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "GreaterOrEqual") body = binary(Fn::Le, in(1), in(0));
   else if (op == "Xor") body = unary(Fn::Not, binary(Fn::Eq, in(0), in(1)));
   else if (op == "Not") body = unary(Fn::Not, in(0));
+  else if (op == "BitwiseNot") body = unary(Fn::BitNot, in(0));
+  else if (op == "BitShift") body = binary(c.attr_string("direction", "") == "LEFT" ? Fn::Shl : Fn::Shr, in(0), in(1));
   else if (op == "Floor") body = unary(Fn::Floor, in(0));
   else if (op == "Ceil") body = unary(Fn::Neg, unary(Fn::Floor, unary(Fn::Neg, in(0))));  // exact, -0 kept
   else if (op == "Reciprocal") body = binary(Fn::Div, cst(1, L.type(out).dtype), in(0));

@@ -29,6 +29,8 @@ const TypeHistory kLogicTypes = {{7, kBool}};
 const TypeHistory kNotTypes = {{1, kBool}};
 const TypeHistory kRoundingTypes = {{6, kFloat}, {13, kFloat | kBf16}};
 const TypeHistory kModTypes = {{10, kNumeric & ~kBf16}, {13, kNumeric}};
+const TypeHistory kBitwiseTypes = {{18, kSigned | kUnsigned}};
+const TypeHistory kShiftTypes = {{11, kUnsigned}};
 const TypeHistory kSignTypes = {{9, kNumeric & ~kBf16}, {13, kNumeric}};
 
 void infer_unary(InferCtx& c, TypeHistory h) {
@@ -122,6 +124,33 @@ void infer_mod(InferCtx& c) {
   if (fmod != 0 && fmod != 1) c.fail("attribute 'fmod' must be 0 or 1, got " + std::to_string(fmod));
 }
 
+// Bitwise ops see an integer's two's-complement bits (signed values are kept sign-extended and
+// unsigned ones zero-extended, so the bits of the dtype are those of the int64).
+void ref_bitwise(RefCtx& c, int64_t (*op)(int64_t, int64_t)) {
+  ref_binary(
+      c, false, [](double, double) { return 0.0; }, [op](int64_t a, int64_t b, DType) { return op(a, b); });
+}
+
+// BitShift of unsigned values; a shift by the dtype's width or more gives 0.
+void ref_bit_shift(RefCtx& c) {
+  bool left = c.attr_string("direction", "") == "LEFT";
+  ref_binary(
+      c, false, [](double, double) { return 0.0; },
+      [left](int64_t a, int64_t b, DType t) -> int64_t {
+        if (u(b) >= 8 * static_cast<uint64_t>(dtype_size(t))) return 0;
+        return s(left ? u(a) << u(b) : u(a) >> u(b));
+      });
+}
+
+void infer_bit_shift(InferCtx& c) {
+  DType t = c.input(0).dtype;
+  if (c.opset >= 28 && (kSigned & types({t})))  // opset 28 added them; lockstep keeps BitShift-11's
+    throw Unsupported(c.graph.label(c.node_index) + ": BitShift of signed integers (opset 28) is not supported");
+  infer_binary(c, kShiftTypes, false);
+  std::string d = c.attr_string("direction", "");
+  if (d != "LEFT" && d != "RIGHT") c.fail("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + d + "\"");
+}
+
 double sigmoid(double x) {
   if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
   double e = std::exp(x);  // no overflow for very negative x
@@ -193,6 +222,42 @@ const OpDef kOps[] = {
     {"Div", 2, 2, 1, 1, {}, [](InferCtx& c) { infer_binary(c, kArithTypes, false); }, ref_div},
     {"Pow", 2, 2, 1, 1, {}, infer_pow, ref_pow},
     {"Mod", 2, 2, 1, 1, {"fmod"}, infer_mod, ref_mod},
+    {"BitwiseAnd",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kBitwiseTypes, false); },
+     [](RefCtx& c) { ref_bitwise(c, [](int64_t a, int64_t b) { return a & b; }); }},
+    {"BitwiseOr",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kBitwiseTypes, false); },
+     [](RefCtx& c) { ref_bitwise(c, [](int64_t a, int64_t b) { return a | b; }); }},
+    {"BitwiseXor",
+     2,
+     2,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_binary(c, kBitwiseTypes, false); },
+     [](RefCtx& c) { ref_bitwise(c, [](int64_t a, int64_t b) { return a ^ b; }); }},
+    {"BitwiseNot",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_unary(c, kBitwiseTypes); },
+     [](RefCtx& c) {
+       ref_unary(
+           c, [](double x) { return x; }, [](int64_t x, DType) { return ~x; });
+     }},
+    {"BitShift", 2, 2, 1, 1, {"direction"}, infer_bit_shift, ref_bit_shift},
     {"Equal",
      2,
      2,

@@ -36,7 +36,12 @@ std::string printed(const TargetInfo& t) {
   Graph g = golden_graph();
   TensorMap in = {{"x", Tensor(DType::f32, {1, 4, 40})}, {"/flow/mask", Tensor(DType::f32, {1, 1, 40})}};
   PipelineOptions o;
-  o.target = &t.desc;
+  kir::TargetDesc desc = t.desc;
+  if (t.name == std::string("cpu")) {  // the AVX-512 tiles the file records, whatever the host has
+    desc.reduce_lanes = 32;
+    desc.reduce_rows = 8;
+  }
+  o.target = &desc;
   kir::Plan plan = run_pipeline(g, specialisation_for(g, in), o).plan;
   std::string all;
   for (const auto& [name, text] : t.source_files(plan))

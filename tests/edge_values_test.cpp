@@ -140,7 +140,11 @@ bool exact_op(const std::string& op) {
                                               "PRelu",
                                               "CastLike",
                                               "GlobalMaxPool",
-                                              "Mod"};
+                                              "Mod",
+                                              "Round",
+                                              "IsNaN",
+                                              "IsInf",
+                                              "Shrink"};
   return exact.count(op) > 0;
 }
 
@@ -166,7 +170,8 @@ bool contraction(const std::string& op) {
                                             "ReduceSumSquare",
                                             "ReduceLogSum",
                                             "ReduceLogSumExp",
-                                            "CumSum"};
+                                            "CumSum",
+                                            "CumProd"};
   return ops.count(op) > 0;
 }
 
@@ -214,8 +219,14 @@ EdgeCase with_edges(OpCase c, size_t variant = 0) {
   return ec;
 }
 
-// Opset 17 (the harness's default), or the first that has the op.
-int case_opset(const std::string& op) { return op == "Mish" || op.starts_with("Bitwise") ? 18 : 17; }
+// Opset 17 (the harness's default), or the first that has the op or its widest dtypes.
+int case_opset(const std::string& op) {
+  static const std::map<std::string, int> later = {
+      {"Mish", 18},  {"BitwiseAnd", 18}, {"BitwiseOr", 18}, {"BitwiseXor", 18}, {"BitwiseNot", 18},
+      {"IsInf", 20}, {"Round", 22},      {"Swish", 24},     {"CumProd", 26},    {"BitShift", 28}};
+  auto it = later.find(op);
+  return it == later.end() ? 17 : it->second;
+}
 
 // The other operands as scalars (Clip's bounds, a Pow exponent), each variant another pair of
 // edge values.
@@ -276,13 +287,13 @@ void add_rows(std::vector<EdgeCase>& cases) {
   for (const OpDef* d : registered_ops()) {
     std::string op = d->name;
     bool arg = op.starts_with("Arg"), reduce = op.starts_with("Reduce");
-    bool cum = op == "CumSum";
+    bool cum = op == "CumSum" || op == "CumProd";
     if (!arg && !reduce && !cum && !op.ends_with("max") && op != "Trilu") continue;  // and the Softmax family
     for (DType t : kTypes)
       for (int last = 0; last < (arg || cum ? 2 : 1); ++last) {
         OpCase c;
         c.op = op;
-        c.opset = op == "Trilu" || cum ? 14 : 12;  // axes as an attribute for every Reduce
+        c.opset = op == "Trilu" || cum ? std::max(14, case_opset(op)) : 12;  // axes as an attribute for every Reduce
         c.name = op + " " + dtype_name(t) + " rows" + (last ? " last" : "");
         c.inputs.push_back(OpCase::Input{t, {static_cast<int64_t>(edge_count(t)), 4}});
         if (reduce) c.attrs = {{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}};

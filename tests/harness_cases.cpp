@@ -98,6 +98,26 @@ void add_movement(std::vector<OpCase>& cs) {
   cs.push_back(
       OpCase{"Pad edge", "Pad", {In{F, {2, 5}}}, {{1, ints_tensor({1, 2, 1, 3})}}, {{"mode", attr_string("edge")}}});
   cs.push_back(OpCase{"Identity", "Identity", {In{F, {3, 4}}}, {}, {}});
+  cs.push_back(OpCase{"DepthToSpace DCR", "DepthToSpace", {In{F, {2, 8, 3, 2}}}, {}, {{"blocksize", attr_int(2)}}});
+  cs.push_back(OpCase{"DepthToSpace CRD",
+                      "DepthToSpace",
+                      {In{F, {1, 9, 2, 3}}},
+                      {},
+                      {{"blocksize", attr_int(3)}, {"mode", attr_string("CRD")}}});
+  cs.push_back(OpCase{"SpaceToDepth", "SpaceToDepth", {In{F, {2, 3, 4, 6}}}, {}, {{"blocksize", attr_int(2)}}});
+  cs.push_back(OpCase{"SpaceToDepth CRD",
+                      "SpaceToDepth",
+                      {In{F, {1, 2, 4, 6}}},
+                      {},
+                      {{"blocksize", attr_int(2)}, {"mode", attr_string("CRD")}},
+                      28});
+  // Depth known when compiling; the indices run past it on both sides (those rows stay off).
+  cs.push_back(
+      OpCase{"OneHot axis 1", "OneHot", {In{DType::i64, {3, 4}, -7, 7}, In{F, {2}}}, {}, {{"axis", attr_int(1)}}, 11});
+  cs.back().constants = {{1, ints_tensor({5})}};
+  cs.push_back(OpCase{"OneHot float indices", "OneHot", {In{F, {6}, -4, 4}, In{F, {2}}}, {}, {}, 11});
+  cs.back().constants = {{1, ints_tensor({4})}};
+  cs.push_back(OpCase{"EyeLike k -1", "EyeLike", {In{DType::i32, {4, 6}}}, {}, {{"k", attr_int(-1)}}});
 }
 
 void add_anchors(std::vector<OpCase>& cs) {
@@ -149,6 +169,15 @@ void add_anchors(std::vector<OpCase>& cs) {
                       {{1, ints_tensor({0, 2})}},
                       {{"keepdims", attr_int(0)}}});
   cs.push_back(OpCase{"ReduceMean", "ReduceMean", {In{F, {3, 4, 5}}}, {}, {{"axes", attr_ints({1})}}});
+  cs.push_back(OpCase{"RMSNormalization", "RMSNormalization", {In{F, {2, 3, 8}}, In{F, {8}}}, {}, {}, 23});
+  cs.push_back(OpCase{"LpNormalization p1 axis 1",
+                      "LpNormalization",
+                      {In{F, {3, 5, 4}}},
+                      {},
+                      {{"axis", attr_int(1)}, {"p", attr_int(1)}}});
+  cs.push_back(OpCase{"LpNormalization p2", "LpNormalization", {In{F, {3, 5, 4}}}, {}, {}});
+  cs.push_back(
+      OpCase{"CumProd", "CumProd", {In{F, {3, 7}, 0.5, 1.5}}, {{1, ints_tensor({1})}}, {{"reverse", attr_int(1)}}, 26});
   cs.push_back(OpCase{"Softmax last axis", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {}, 13});
   cs.push_back(
       OpCase{"Softmax opset 11 coerced", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {{"axis", attr_int(1)}}, 11});

@@ -318,5 +318,49 @@ TEST(Softmax, Opset11CoercesTo2DOpset13UsesOneAxis) {
   expect_near_all(c.run(), {0.25, 0.75});
 }
 
+// Rows of [axis, rank): x / sqrt(mean(x^2) + eps) * scale, the scale broadcast to the row.
+TEST(RMSNormalization, RowsOfTheTrailingDimsScaled) {
+  OneNode n(23);
+  int x = n.input("x", {2, 2}, {3, 4, 1, -1});
+  int scale = n.input("scale", {2}, {1, 2});
+  n.node("RMSNormalization", {x, scale}, {{"epsilon", real(0.5)}});
+  double r0 = std::sqrt((9.0 + 16) / 2 + 0.5), r1 = std::sqrt(1.0 + 0.5);
+  expect_near_all(n.run(), {3 / r0, 8 / r0, 1 / r1, -2 / r1});
+  OneNode m(23);  // axis 0: one row of all four
+  int y = m.input("x", {2, 2}, {3, 4, 1, -1});
+  int s1 = m.input("scale", {1}, {1});
+  m.node("RMSNormalization", {y, s1}, {{"axis", integer(0)}, {"epsilon", real(0)}});
+  double r = std::sqrt((9.0 + 16 + 1 + 1) / 4);
+  expect_near_all(m.run(), {3 / r, 4 / r, 1 / r, -1 / r});
+  OneNode old(22);
+  old.node("RMSNormalization", {old.input("x", {1}, {1}), old.input("s", {1}, {1})}, {});
+  EXPECT_THROW(old.infer(), Error);
+}
+
+TEST(LpNormalization, RowsDividedByTheirNorm) {
+  auto run = [](int64_t p) {
+    OneNode n(17);
+    int x = n.input("x", {2, 2}, {3, -4, 0, 2});
+    n.node("LpNormalization", {x}, {{"axis", integer(0)}, {"p", integer(p)}});
+    return n.run();
+  };
+  expect_near_all(run(1), {1, -4.0 / 6, 0, 2.0 / 6});
+  expect_near_all(run(2), {1, -4 / std::sqrt(20.0), 0, 2 / std::sqrt(20.0)});
+}
+
+TEST(CumProd, ForwardReversedAndExclusive) {
+  auto run = [](int64_t exclusive, int64_t reverse) {
+    OneNode n(26);
+    int x = n.input("x", {2, 3}, {1, 2, 3, 4, 5, 6});
+    int axis = n.initializer("axis", DType::i64, {}, {1});
+    n.node("CumProd", {x, axis}, {{"exclusive", integer(exclusive)}, {"reverse", integer(reverse)}});
+    return n.run();
+  };
+  expect_near_all(run(0, 0), {1, 2, 6, 4, 20, 120});
+  expect_near_all(run(1, 0), {1, 1, 2, 1, 4, 20});
+  expect_near_all(run(0, 1), {6, 6, 3, 120, 30, 6});
+  expect_near_all(run(1, 1), {6, 3, 1, 30, 6, 1});
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -156,6 +156,50 @@ TEST(Elementwise, BitwiseOpsAndShiftsWorkOnTheDtypesBits) {
   EXPECT_NE(error_of([&] { n.infer(shift("UP")); }).find("'direction' must be"), std::string::npos);
 }
 
+// Opset 28's signed shifts: left wraps, right is arithmetic; past the width (or negative) the
+// result is 0, or -1 for a negative value shifted right.
+TEST(Elementwise, SignedBitShiftFromOpset28) {
+  Net n(28);
+  int a = n.input("a", DType::i8, {5}, {-8, 64, -1, -128, 5});
+  int b = n.input("b", DType::i8, {5}, {1, 1, 8, -1, 2});
+  auto shift = [&](const char* dir) { return n.node("BitShift", {a, b}, {{"direction", string_attr(dir)}}); };
+  EXPECT_EQ(n.run(shift("LEFT")).i, (std::vector<int64_t>{-16, -128, 0, 0, 20}));
+  EXPECT_EQ(n.run(shift("RIGHT")).i, (std::vector<int64_t>{-4, 32, -1, -1, 1}));
+}
+
+// Round halves to even and keeps -0; IsNaN, IsInf (either sign as asked) answer bool.
+TEST(Elementwise, RoundIsNanIsInf) {
+  Net n(20);
+  double inf = INFINITY;
+  int x = n.input("x", DType::f32, {7}, {0.5, 1.5, 2.5, -0.4, -2.5, NAN, -inf});
+  RefTensor r = n.run(n.node("Round", {x}));
+  EXPECT_EQ(r.f[0], 0);
+  EXPECT_EQ(r.f[1], 2);
+  EXPECT_EQ(r.f[2], 2);
+  EXPECT_TRUE(r.f[3] == 0 && std::signbit(r.f[3]));
+  EXPECT_EQ(r.f[4], -2);
+  EXPECT_TRUE(std::isnan(r.f[5]));
+  EXPECT_EQ(n.run(n.node("IsNaN", {x})).i, (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 0}));
+  int y = n.input("y", DType::f32, {3}, {inf, -inf, 1});
+  EXPECT_EQ(n.run(n.node("IsInf", {y})).i, (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_EQ(n.run(n.node("IsInf", {y}, {{"detect_negative", integer(0)}})).i, (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(n.run(n.node("IsInf", {y}, {{"detect_positive", integer(0)}})).i, (std::vector<int64_t>{0, 1, 0}));
+}
+
+TEST(Elementwise, ShrinkSwishAndEyeLike) {
+  Net n(24);
+  int x = n.input("x", DType::f64, {5}, {-2, -0.5, 0.25, 1, NAN});
+  RefTensor s = n.run(n.node("Shrink", {x}, {{"lambd", real(0.5)}, {"bias", real(0.25)}}));
+  EXPECT_EQ(s.f, (std::vector<double>{-1.75, 0, 0, 0.75, 0}));  // NaN gives 0, as ONNX's where does
+  RefTensor w = n.run(n.node("Swish", {x}, {{"alpha", real(2)}}));
+  EXPECT_DOUBLE_EQ(w.f[0], -2 / (1 + std::exp(4.0)));
+  EXPECT_DOUBLE_EQ(w.f[3], 1 / (1 + std::exp(-2.0)));
+  int m = n.input("m", DType::i32, {2, 3});
+  RefTensor e = n.run(n.node("EyeLike", {m}, {{"k", integer(1)}, {"dtype", integer(1)}}));  // float32
+  EXPECT_EQ(e.dtype, DType::f32);
+  EXPECT_EQ(e.f, (std::vector<double>{0, 1, 0, 0, 0, 1}));
+}
+
 TEST(Elementwise, BitwiseOpsRefuseOtherDtypes) {
   Net n(18);
   int a = n.input("a", DType::i8, {1}), b = n.input("b", DType::i8, {1});

@@ -166,6 +166,8 @@ std::string CPrinter::unary(const Expr& e, const std::string& a) const {
     case Fn::Tanh: return transcendental("tanh", e.type) + "(" + a + ")";
     case Fn::Erf: return transcendental("erf", e.type) + "(" + a + ")";
     case Fn::Floor: return math("floor", e.type) + "(" + a + ")";
+    case Fn::Round:
+      return math("rint", e.type) + "(" + a + ")";
     case Fn::Sigmoid: return (e.type == DType::f64 ? "ls_sigmoid_d(" : "ls_sigmoid(") + a + ")";
     default: return "";
   }

@@ -39,7 +39,8 @@ FN T ls_min_nan_##T(T acc, T x) { return (x < acc || x != x) ? x : acc; }
 
 // ONNX integer Div and Mod that never trap: 0 for a zero divisor (a check kernel reports it) and,
 // for signed types, MIN / -1 wrapping to MIN (negation in unsigned arithmetic) and MIN % -1 = 0.
-// Shifts (of unsigned types) by the width or more give 0. Exact integer power
+// Shifts by the width or more (or by a negative amount) give 0, or -1 for a negative value shifted
+// right (signed shifts to the right are arithmetic). Exact integer power
 // wraps like repeated multiplication in T; a negative exponent truncates b^e (only |b| == 1
 // survives).
 constexpr const char* kIntegers = R"(#define LS_INTEGER(T) \
@@ -50,7 +51,10 @@ FN T ls_idiv_##T(T a, T b) { \
   return (T)(a / b); \
 } \
 FN T ls_shl_##T(T a, T b) { return (uint64_t)b >= 8u * sizeof(T) ? (T)0 : (T)((uint64_t)a << (uint64_t)b); } \
-FN T ls_shr_##T(T a, T b) { return (uint64_t)b >= 8u * sizeof(T) ? (T)0 : (T)((uint64_t)a >> (uint64_t)b); } \
+FN T ls_shr_##T(T a, T b) { \
+  if ((uint64_t)b < 8u * sizeof(T)) return (T)(a >> b); \
+  return (T)-1 < (T)0 && a < (T)0 ? (T)-1 : (T)0; \
+} \
 FN T ls_irem_##T(T a, T b) { return b == (T)0 || ((T)-1 < (T)0 && b == (T)-1) ? (T)0 : (T)(a % b); } \
 FN T ls_pymod_##T(T a, T b) { \
   T r = ls_irem_##T(a, b); \

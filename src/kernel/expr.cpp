@@ -308,10 +308,11 @@ bool same_within(const Expr& a, const Expr& b, int64_t& budget) {
 bool same(const ExprP& a, const ExprP& b, int64_t budget) { return same_within(*a, *b, budget); }
 
 static const char* fn_name(Fn fn) {
-  static const char* names[] = {
-      "none",  "neg",  "abs", "exp",  "log",  "sqrt", "tanh", "sigmoid", "erf",   "not",    "floor",  "add",  "sub",
-      "mul",   "div",  "mod", "pow",  "min",  "max",  "lt",   "le",      "eq",    "and",    "or",     "idiv", "ipow",
-      "pymod", "irem", "dot", "wadd", "wsub", "wmul", "wneg", "bitand",  "bitor", "bitxor", "bitnot", "shl",  "shr"};
+  static const char* names[] = {"none", "neg",    "abs",   "exp",    "log",    "sqrt", "tanh", "sigmoid",
+                                "erf",  "not",    "floor", "add",    "sub",    "mul",  "div",  "mod",
+                                "pow",  "min",    "max",   "lt",     "le",     "eq",   "and",  "or",
+                                "idiv", "ipow",   "pymod", "irem",   "dot",    "wadd", "wsub", "wmul",
+                                "wneg", "bitand", "bitor", "bitxor", "bitnot", "shl",  "shr",  "round"};
   return names[static_cast<int>(fn)];
 }
 

@@ -81,6 +81,8 @@ enum class Fn : uint8_t {
   BitNot,
   Shl,
   Shr,
+  // Round to the nearest integer, halves to even (C's rint in the default rounding mode).
+  Round,
 };
 
 struct Expr;

@@ -48,6 +48,11 @@ ExprP activation(const OpCtx& o, const ExprP& x) {
   if (op == "Softsign") return div(x, add(c(1, x), unary(Fn::Abs, x)));
   if (op == "Mish") return mul(x, unary(Fn::Tanh, softadd(x)));
   if (op == "ThresholdedRelu") return select(lt(c(o.attr_float("alpha", 1.0), x), x), x, c(0, x));
+  if (op == "Swish") return mul(x, unary(Fn::Sigmoid, mul(c(o.attr_float("alpha", 1.0), x), x)));
+  if (op == "Shrink") {
+    double lambd = o.attr_float("lambd", 0.5), bias = o.attr_float("bias", 0.0);
+    return select(lt(x, c(-lambd, x)), add(x, c(bias, x)), select(lt(c(lambd, x), x), sub(x, c(bias, x)), c(0, x)));
+  }
   bool swish = op == "HardSwish";
   double alpha = swish ? 1.0 / 6 : o.attr_float("alpha", 0.2), beta = swish ? 0.5 : o.attr_float("beta", 0.5);
   ExprP h = clip01(add(mul(c(alpha, x), x), c(beta, x)));
@@ -55,8 +60,8 @@ ExprP activation(const OpCtx& o, const ExprP& x) {
 }
 
 bool is_activation(const std::string& op) {
-  for (const char* a :
-       {"Elu", "Selu", "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "ThresholdedRelu", "Mish"})
+  for (const char* a : {"Elu", "Selu", "Celu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "ThresholdedRelu",
+                        "Mish", "Swish", "Shrink"})
     if (op == a) return true;
   return false;
 }

@@ -1,5 +1,6 @@
 // Elementwise ops: one expression per output element, inputs read with broadcasting.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/error.h"
@@ -123,6 +124,38 @@ ExprP trilu(Lowering& L, const OpCtx& c, ExprP x, size_t rank) {
   return select(keep, x, zero_like(x));
 }
 
+// x == +inf or x == -inf, as the attributes ask.
+ExprP is_inf(const OpCtx& c, const ExprP& x) {
+  ExprP pos = binary(Fn::Eq, x, cst(INFINITY, x->type)), neg = binary(Fn::Eq, x, cst(-INFINITY, x->type));
+  bool p = c.attr_int("detect_positive", 1) != 0, m = c.attr_int("detect_negative", 1) != 0;
+  if (p && m) return binary(Fn::Or, pos, neg);
+  return p ? pos : m ? neg : cst(0, DType::boolean);
+}
+
+// OneHot: the index under this element (the output's index without the depth axis), a negative
+// one counted back from depth (the output's extent there), compared with the position on it.
+ExprP one_hot(Lowering& L, const OpCtx& c, int out) {
+  const Node& node = c.node;
+  const Shape& os = L.shape(out);
+  int64_t rank = static_cast<int64_t>(os.size()), axis = normalize_axis(c.attr_int("axis", -1), rank);
+  std::vector<ExprP> at;
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != axis) at.push_back(var(static_cast<int>(a)));
+  ExprP x = L.read(node.inputs[0], at), j = var(static_cast<int>(axis));
+  ExprP hit;
+  if (dtype_is_float(x->type)) {
+    x = widened(x);
+    ExprP v = select(binary(Fn::Lt, x, cst(0, x->type)), add(x, cst(static_cast<double>(os[axis]), x->type)), x);
+    hit = binary(Fn::Eq, v, cast(j, x->type));
+  } else {
+    ExprP xi = cast(x, DType::i64);  // u64 past 2^63 turns negative and, plus depth, still misses
+    ExprP v = select(binary(Fn::Lt, xi, icst(0)), binary(Fn::Add, xi, icst(os[axis])), xi);
+    hit = binary(Fn::Eq, v, j);
+  }
+  auto value = [&](int64_t k) { return L.read(node.inputs[2], {icst(k)}); };
+  return select(hit, value(1), value(0));
+}
+
 }  // namespace
 
 bool lower_elementwise(Lowering& L, int n) {
@@ -145,6 +178,9 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "BitwiseNot") body = unary(Fn::BitNot, in(0));
   else if (op == "BitShift") body = binary(c.attr_string("direction", "") == "LEFT" ? Fn::Shl : Fn::Shr, in(0), in(1));
   else if (op == "Floor") body = unary(Fn::Floor, in(0));
+  else if (op == "Round") body = unary(Fn::Round, in(0));
+  else if (op == "IsNaN") body = unary(Fn::Not, binary(Fn::Eq, widened(in(0)), widened(in(0))));
+  else if (op == "IsInf") body = is_inf(c, widened(in(0)));
   else if (op == "Ceil") body = unary(Fn::Neg, unary(Fn::Floor, unary(Fn::Neg, in(0))));  // exact, -0 kept
   else if (op == "Reciprocal") body = binary(Fn::Div, cst(1, L.type(out).dtype), in(0));
   else if (op == "Sign") body = sign(in(0));
@@ -162,7 +198,12 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "Cast" || op == "CastLike") body = cast(in(0), L.type(out).dtype);
   else if (op == "Identity") body = in(0);
   else if (op == "Trilu") body = trilu(L, c, in(0), rank);
-  else if (op == "Dropout") {
+  else if (op == "OneHot") body = one_hot(L, c, out);
+  else if (op == "EyeLike") {  // ones where column - row = k
+    DType t = L.type(out).dtype;
+    ExprP on = binary(Fn::Eq, binary(Fn::Sub, var(1), var(0)), icst(c.attr_int("k", 0)));
+    body = select(on, cst(1, t), cst(0, t));
+  } else if (op == "Dropout") {
     if (c.has_output(1)) L.emit(n, node.outputs[1], cst(1, L.type(node.outputs[1]).dtype));  // the mask keeps all
     body = in(0);
   } else return false;

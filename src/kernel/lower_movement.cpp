@@ -12,8 +12,9 @@ namespace lockstep::kir {
 
 namespace {
 
-const std::set<std::string> kProbed = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-                                       "Slice", "Split", "Tile", "Expand", "Pad", "Gather"};
+const std::set<std::string> kProbed = {"Reshape", "Flatten",      "Squeeze",     "Unsqueeze", "Transpose",
+                                       "Slice",   "Split",        "Tile",        "Expand",    "Pad",
+                                       "Gather",  "DepthToSpace", "SpaceToDepth"};
 
 // Far above any pad value a model could write, so padding never looks like a source element.
 constexpr int64_t kIota = int64_t{1} << 40;

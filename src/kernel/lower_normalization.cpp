@@ -81,6 +81,46 @@ void lower_layer_norm(Lowering& L, int n) {
       L.emit(n, node.outputs[k], narrowed(load(k == 1 ? s.mean : s.inv, s.kept, s.type, out_vars(rank)), DType::f32));
 }
 
+// x * (1 / sqrt(mean(x^2) + eps)) * scale, the row statistic a temp of the kept shape.
+void lower_rms_norm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> axes = axes_from(normalize_axis(c.attr_int("axis", -1), rank), rank);
+  Rows rows = rows_of(xs, axes);
+  int r = static_cast<int>(rank);
+  ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
+  DType wt = xr->type;
+  ExprP mean_sq = div(reduce(Fn::Add, mul(xr, xr), r, rows.extents), cst(static_cast<double>(rows.count), wt));
+  ExprP inv = div(cst(1, wt), unary(Fn::Sqrt, add(mean_sq, cst(c.attr_float("epsilon", 1e-5), wt))));
+  int t = L.emit_temp(n, wt, rows.kept, inv);
+  ExprP xv = widened(L.read(x, out_vars(xs.size())));
+  ExprP out = mul(mul(xv, load(t, rows.kept, wt, kept_index(xs.size(), axes, true))),
+                  widened(L.read_bcast(node.inputs[1], xs.size())));
+  L.emit(n, y, narrowed(out, L.type(y).dtype));
+}
+
+// x / ||x||_p along the axis: the norm a temp of the kept shape.
+void lower_lp_norm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], y = node.outputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> axes = {normalize_axis(c.attr_int("axis", -1), rank)};
+  Rows rows = rows_of(xs, axes);
+  int r = static_cast<int>(rank);
+  ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
+  DType wt = xr->type;
+  ExprP norm = c.attr_int("p", 2) == 1 ? reduce(Fn::Add, unary(Fn::Abs, xr), r, rows.extents)
+                                       : unary(Fn::Sqrt, reduce(Fn::Add, mul(xr, xr), r, rows.extents));
+  int t = L.emit_temp(n, wt, rows.kept, norm);
+  ExprP xv = widened(L.read(x, out_vars(xs.size())));
+  L.emit(n, y, narrowed(div(xv, load(t, rows.kept, wt, kept_index(xs.size(), axes, true))), L.type(y).dtype));
+}
+
 }  // namespace
 
 bool lower_normalization(Lowering& L, int n) {
@@ -88,6 +128,8 @@ bool lower_normalization(Lowering& L, int n) {
   if (op == "BatchNormalization") lower_batch_norm(L, n);
   else if (op == "InstanceNormalization") lower_instance_norm(L, n);
   else if (op == "LayerNormalization") lower_layer_norm(L, n);
+  else if (op == "RMSNormalization") lower_rms_norm(L, n);
+  else if (op == "LpNormalization") lower_lp_norm(L, n);
   else return false;
   return true;
 }

@@ -1,5 +1,5 @@
 // Reductions that are not sums of products: the Reduce family, the Softmax family, ArgMax and
-// ArgMin and CumSum. Each element folds its inputs in one fixed order (reduction vars outer to inner).
+// ArgMin, CumSum and CumProd. Each element folds its inputs in one fixed order (reduction vars outer to inner).
 #include <algorithm>
 #include <cmath>
 
@@ -164,9 +164,9 @@ void lower_hardmax(Lowering& L, int n) {
   L.emit(n, y, select(here, cst(1, t), cst(0, t)));
 }
 
-// CumSum: element i folds x along the axis in order (from the end when reversed), the terms
-// past i (or at i, exclusive) selected away as 0, the reference's order of additions.
-void lower_cumsum(Lowering& L, int n) {
+// CumSum and CumProd: element i folds x along the axis in order (from the end when reversed),
+// the terms past i (or at i, exclusive) selected away as 0 (1 for products), the reference's order.
+void lower_cumulative(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
   int x = node.inputs[0], y = node.outputs[0];
@@ -184,13 +184,17 @@ void lower_cumsum(Lowering& L, int n) {
   ExprP a = reverse ? i : pos, b = reverse ? pos : i;  // included: a <= b, or a < b exclusive
   ExprP in = binary(exclusive ? Fn::Lt : Fn::Le, a, b);
   ExprP term = widened(L.read(x, idx));
-  ExprP body = reduce(Fn::Add, select(in, term, cst(0, term->type)), static_cast<int>(rank), {len});
+  bool prod = node.op_type == "CumProd";
+  ExprP body =
+      reduce(prod ? Fn::Mul : Fn::Add, select(in, term, cst(prod ? 1 : 0, term->type)), static_cast<int>(rank), {len});
   L.emit(n, y, narrowed(body, L.type(y).dtype));
 }
 
 }  // namespace
 
-bool lowering_needs_value(const Node& node, size_t k) { return node.op_type == "CumSum" && k == 1; }
+bool lowering_needs_value(const Node& node, size_t k) {
+  return (node.op_type == "CumSum" || node.op_type == "CumProd") && k == 1;
+}
 
 bool lower_reduce(Lowering& L, int n) {
   const std::string& op = L.g.nodes[n].op_type;
@@ -198,7 +202,7 @@ bool lower_reduce(Lowering& L, int n) {
   else if (op == "Softmax" || op == "LogSoftmax") lower_softmax(L, n, op == "LogSoftmax");
   else if (op == "ArgMax" || op == "ArgMin") lower_arg(L, n);
   else if (op == "Hardmax") lower_hardmax(L, n);
-  else if (op == "CumSum") lower_cumsum(L, n);
+  else if (op == "CumSum" || op == "CumProd") lower_cumulative(L, n);
   else return false;
   return true;
 }

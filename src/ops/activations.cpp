@@ -1,5 +1,5 @@
 // Activations with parameters: Elu, Selu, Celu, Softplus, Softsign, HardSigmoid, HardSwish,
-// ThresholdedRelu, Mish and PRelu. The references compute in double with expm1 and log1p,
+// ThresholdedRelu, Mish, Swish, Shrink and PRelu. The references compute in double with expm1 and log1p,
 // which the targets' formulas match to a few ulp (kernel/lower_activation.cpp).
 #include <cmath>
 
@@ -13,13 +13,20 @@ namespace {
 
 void infer_act(InferCtx& c) {
   static const std::pair<const char*, int> since[] = {
-      {"ThresholdedRelu", 10}, {"Celu", 12}, {"HardSwish", 14}, {"Mish", 18}};
+      {"ThresholdedRelu", 10}, {"Celu", 12}, {"HardSwish", 14}, {"Mish", 18}, {"Swish", 24}};
+  const std::string& op = c.node.op_type;
   int from = 7;
-  for (auto [op, v] : since)
-    if (c.node.op_type == op) from = v;
-  if (c.node.op_type == "Celu") require_types(c, 0, {{12, types({DType::f32})}, {28, kFloat | kBf16}});
+  for (auto [name, v] : since)
+    if (op == name) from = v;
+  if (op == "Celu") require_types(c, 0, {{12, types({DType::f32})}, {28, kFloat | kBf16}});
+  else if (op == "Shrink") {
+    require_types(c, 0, {{9, kNumeric}});
+    if (!dtype_is_float(c.input(0).dtype))
+      throw Unsupported(c.graph.label(c.node_index) + ": Shrink of " + dtype_name(c.input(0).dtype) +
+                        " is not supported");
+  } else if (op == "Swish") require_types(c, 0, {{24, kFloat | kBf16}});
   else require_types(c, 0, {{from, kFloat}, {22, kFloat | kBf16}});
-  for (const char* a : {"alpha", "beta", "gamma"})
+  for (const char* a : {"alpha", "beta", "gamma", "bias", "lambd"})
     if (c.has_attr(a)) c.attr_float(a, 0);  // checks the attribute's kind
   c.out[0] = c.input(0);
 }
@@ -30,6 +37,10 @@ double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::
 double activate(const RefCtx& c, double x) {
   const std::string& op = c.node.op_type;
   if (op == "ThresholdedRelu") return x > c.attr_float("alpha", 1.0) ? x : 0.0;  // NaN gives 0, as numpy's where
+  if (op == "Shrink") {
+    double lambd = c.attr_float("lambd", 0.5), bias = c.attr_float("bias", 0.0);
+    return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0;  // NaN gives 0, as numpy's where
+  }
   if (x != x) return x;
   if (op == "Elu") return x < 0 ? c.attr_float("alpha", 1.0) * std::expm1(x) : x;
   if (op == "Selu") {
@@ -44,6 +55,7 @@ double activate(const RefCtx& c, double x) {
   if (op == "Softplus") return softplus(x);
   if (op == "Softsign") return x / (1 + std::fabs(x));
   if (op == "Mish") return x * std::tanh(softplus(x));
+  if (op == "Swish") return x / (1 + std::exp(-c.attr_float("alpha", 1.0) * x));
   double alpha = op == "HardSwish" ? 1.0 / 6 : c.attr_float("alpha", 0.2);
   double beta = op == "HardSwish" ? 0.5 : c.attr_float("beta", 0.5);
   double v = alpha * x + beta, h = v < 0 ? 0.0 : v > 1 ? 1.0 : v;
@@ -88,11 +100,18 @@ void ref_prelu(RefCtx& c) {
 #define LS_ACT(name, ...) \
   { name, 1, 1, 1, 1, {__VA_ARGS__}, infer_act, ref_act }
 const OpDef kOps[] = {
-    LS_ACT("Elu", "alpha"),  LS_ACT("Selu", "alpha", "gamma"),
-    LS_ACT("Celu", "alpha"), LS_ACT("Softplus"),
-    LS_ACT("Softsign"),      LS_ACT("HardSigmoid", "alpha", "beta"),
-    LS_ACT("HardSwish"),     LS_ACT("ThresholdedRelu", "alpha"),
-    LS_ACT("Mish"),          {"PRelu", 2, 2, 1, 1, {}, infer_prelu, ref_prelu},
+    LS_ACT("Elu", "alpha"),
+    LS_ACT("Selu", "alpha", "gamma"),
+    LS_ACT("Celu", "alpha"),
+    LS_ACT("Softplus"),
+    LS_ACT("Softsign"),
+    LS_ACT("HardSigmoid", "alpha", "beta"),
+    LS_ACT("HardSwish"),
+    LS_ACT("ThresholdedRelu", "alpha"),
+    LS_ACT("Mish"),
+    LS_ACT("Swish", "alpha"),
+    LS_ACT("Shrink", "bias", "lambd"),
+    {"PRelu", 2, 2, 1, 1, {}, infer_prelu, ref_prelu},
 };
 #undef LS_ACT
 

@@ -1,5 +1,6 @@
-// CumSum: running sums along one axis, forward or reversed, inclusive or exclusive. Floats sum
-// in double; integers wrap in their type, as repeated addition does.
+// CumSum and CumProd: running sums or products along one axis, forward or reversed, inclusive
+// or exclusive. Floats fold in double; integers wrap in their type, as repeated addition or
+// multiplication does.
 #include <algorithm>
 #include <optional>
 
@@ -23,8 +24,9 @@ std::optional<int64_t> cum_axis(const OpCtx& c, const RefTensor* v, int64_t rank
   return k;
 }
 
-void infer_cumsum(InferCtx& c) {
-  require_types(c, 0, {{11, kCumTypes}, {14, kCumTypes | kBf16}});
+void infer_cumulative(InferCtx& c) {
+  if (c.node.op_type == "CumProd") require_types(c, 0, {{26, kCumTypes | kBf16}});
+  else require_types(c, 0, {{11, kCumTypes}, {14, kCumTypes | kBf16}});
   require_types(c, 1, {{11, types({DType::i32, DType::i64})}});
   const TypeInfo& x = c.input(0);
   if (c.input(1).rank_known && c.input(1).dims.size() > 1) c.fail("axis must be a scalar or one element");
@@ -35,7 +37,8 @@ void infer_cumsum(InferCtx& c) {
   c.out[0] = x;
 }
 
-void ref_cumsum(RefCtx& c) {
+void ref_cumulative(RefCtx& c) {
+  bool prod = c.node.op_type == "CumProd";
   const RefTensor& x = c.input(0);
   if (x.shape.empty()) c.fail("input must have rank 1 or more");
   int64_t axis = *cum_axis(c, &c.input(1), static_cast<int64_t>(x.shape.size()));
@@ -44,8 +47,8 @@ void ref_cumsum(RefCtx& c) {
   RefTensor y(x.dtype, x.shape);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      double fsum = 0;
-      uint64_t isum = 0;
+      double fsum = prod ? 1 : 0;
+      uint64_t isum = prod ? 1 : 0;
       auto store = [&](int64_t at) {
         if (x.is_float()) y.f[at] = fsum;
         else y.set_int(at, static_cast<int64_t>(isum));
@@ -53,8 +56,8 @@ void ref_cumsum(RefCtx& c) {
       for (int64_t s = 0; s < n; ++s) {
         int64_t at = (o * n + (reverse ? n - 1 - s : s)) * inner + i;
         if (exclusive) store(at);
-        if (x.is_float()) fsum += x.f[at];
-        else isum += static_cast<uint64_t>(x.i[at]);
+        if (x.is_float()) fsum = prod ? fsum * x.f[at] : fsum + x.f[at];
+        else isum = prod ? isum * static_cast<uint64_t>(x.i[at]) : isum + static_cast<uint64_t>(x.i[at]);
         if (!exclusive) store(at);
       }
     }
@@ -62,7 +65,8 @@ void ref_cumsum(RefCtx& c) {
 }
 
 const OpDef kOps[] = {
-    {"CumSum", 2, 2, 1, 1, {"exclusive", "reverse"}, infer_cumsum, ref_cumsum},
+    {"CumSum", 2, 2, 1, 1, {"exclusive", "reverse"}, infer_cumulative, ref_cumulative},
+    {"CumProd", 2, 2, 1, 1, {"exclusive", "reverse"}, infer_cumulative, ref_cumulative},
 };
 
 }  // namespace

@@ -30,7 +30,10 @@ const TypeHistory kNotTypes = {{1, kBool}};
 const TypeHistory kRoundingTypes = {{6, kFloat}, {13, kFloat | kBf16}};
 const TypeHistory kModTypes = {{10, kNumeric & ~kBf16}, {13, kNumeric}};
 const TypeHistory kBitwiseTypes = {{18, kSigned | kUnsigned}};
-const TypeHistory kShiftTypes = {{11, kUnsigned}};
+const TypeHistory kShiftTypes = {{11, kUnsigned}, {28, kSigned | kUnsigned}};
+const TypeHistory kRoundTypes = {{11, kFloat}, {22, kFloat | kBf16}};
+const TypeHistory kIsNanTypes = {{9, kFloat}, {13, kFloat | kBf16}};
+const TypeHistory kIsInfTypes = {{10, types({DType::f32, DType::f64})}, {20, kFloat | kBf16}};
 const TypeHistory kSignTypes = {{9, kNumeric & ~kBf16}, {13, kNumeric}};
 
 void infer_unary(InferCtx& c, TypeHistory h) {
@@ -131,24 +134,52 @@ void ref_bitwise(RefCtx& c, int64_t (*op)(int64_t, int64_t)) {
       c, false, [](double, double) { return 0.0; }, [op](int64_t a, int64_t b, DType) { return op(a, b); });
 }
 
-// BitShift of unsigned values; a shift by the dtype's width or more gives 0.
+// BitShift; a shift by the dtype's width or more (or, signed, a negative one) gives 0 to the
+// left and the sign's fill to the right (an arithmetic shift, as opset 28 says for signed types).
 void ref_bit_shift(RefCtx& c) {
   bool left = c.attr_string("direction", "") == "LEFT";
   ref_binary(
       c, false, [](double, double) { return 0.0; },
       [left](int64_t a, int64_t b, DType t) -> int64_t {
-        if (u(b) >= 8 * static_cast<uint64_t>(dtype_size(t))) return 0;
-        return s(left ? u(a) << u(b) : u(a) >> u(b));
+        bool past = u(b) >= 8 * static_cast<uint64_t>(dtype_size(t));
+        if (left) return past ? 0 : s(u(a) << u(b));
+        if (kSigned & types({t})) return past ? (a < 0 ? -1 : 0) : a >> b;  // sign-extended in int64
+        return past ? 0 : s(u(a) >> u(b));
       });
 }
 
 void infer_bit_shift(InferCtx& c) {
-  DType t = c.input(0).dtype;
-  if (c.opset >= 28 && (kSigned & types({t})))  // opset 28 added them; lockstep keeps BitShift-11's
-    throw Unsupported(c.graph.label(c.node_index) + ": BitShift of signed integers (opset 28) is not supported");
   infer_binary(c, kShiftTypes, false);
   std::string d = c.attr_string("direction", "");
   if (d != "LEFT" && d != "RIGHT") c.fail("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + d + "\"");
+}
+
+// IsInf answers for +inf and -inf as detect_positive and detect_negative say (both by default).
+void infer_is_inf(InferCtx& c) {
+  require_types(c, 0, kIsInfTypes);
+  c.attr_int("detect_positive", 1);
+  c.attr_int("detect_negative", 1);
+  c.out[0] = TypeInfo{DType::boolean, c.input(0).rank_known, c.input(0).dims};
+}
+
+void ref_is_inf(RefCtx& c) {
+  bool pos = c.attr_int("detect_positive", 1) != 0, neg = c.attr_int("detect_negative", 1) != 0;
+  const RefTensor& x = c.input(0);
+  RefTensor out(DType::boolean, x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) out.i[k] = std::isinf(x.f[k]) && (x.f[k] > 0 ? pos : neg);
+  c.out[0] = std::move(out);
+}
+
+void infer_is_nan(InferCtx& c) {
+  require_types(c, 0, kIsNanTypes);
+  c.out[0] = TypeInfo{DType::boolean, c.input(0).rank_known, c.input(0).dims};
+}
+
+void ref_is_nan(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  RefTensor out(DType::boolean, x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) out.i[k] = std::isnan(x.f[k]);
+  c.out[0] = std::move(out);
 }
 
 double sigmoid(double x) {
@@ -454,6 +485,16 @@ const OpDef kOps[] = {
      {},
      [](InferCtx& c) { infer_unary(c, kRoundingTypes); },
      [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::ceil(x); }); }},
+    {"Round",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_unary(c, kRoundTypes); },
+     [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::nearbyint(x); }); }},  // halves to even
+    {"IsNaN", 1, 1, 1, 1, {}, infer_is_nan, ref_is_nan},
+    {"IsInf", 1, 1, 1, 1, {"detect_positive", "detect_negative"}, infer_is_inf, ref_is_inf},
     {"Reciprocal",
      1,
      1,
@@ -468,6 +509,7 @@ const OpDef kOps[] = {
     {"Where", 3, 3, 1, 1, {}, infer_where, ref_where},
     {"Cast", 1, 1, 1, 1, {"to", "saturate", "round_mode"}, infer_cast, ref_cast},
     {"CastLike", 2, 2, 1, 1, {"saturate", "round_mode"}, infer_cast, ref_cast},
+    {"EyeLike", 1, 1, 1, 1, {"dtype", "k"}, infer_eye_like, ref_eye_like},
 };
 
 }  // namespace

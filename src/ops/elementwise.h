@@ -96,5 +96,7 @@ void infer_where(InferCtx& c);
 void ref_where(RefCtx& c);
 void infer_cast(InferCtx& c);
 void ref_cast(RefCtx& c);
+void infer_eye_like(InferCtx& c);
+void ref_eye_like(RefCtx& c);
 
 }  // namespace lockstep::ew

@@ -197,4 +197,36 @@ void ref_cast(RefCtx& c) {
   c.out[0] = std::move(out);
 }
 
+// EyeLike: a rank-2 tensor of the input's shape with ones on diagonal k (column - row = k),
+// of the attribute dtype's type, or the input's.
+static DType eye_dtype(const OpCtx& c, DType in) {
+  if (!c.has_attr("dtype")) return in;
+  int64_t to = c.attr_int("dtype", 0);
+  DType t = to > 0 && to < 32 ? dtype_from_onnx(static_cast<int>(to)) : DType::undefined;
+  if (dtype_is_supported(t)) return t;
+  if (const char* name = unimplemented_type(to))
+    throw Unsupported(c.graph.label(c.node_index) + ": EyeLike of " + name + " is not supported");
+  c.fail("attribute 'dtype' = " + std::to_string(to) + " is not an ONNX data type");
+}
+
+void infer_eye_like(InferCtx& c) {
+  TypeHistory eye_types = {{9, (kNumeric & ~kBf16) | kBool}, {22, kNumeric | kBool}};
+  require_types(c, 0, eye_types);
+  DType to = eye_dtype(c, c.input(0).dtype);
+  if (!(types_at(eye_types, c.opset) & types({to})))
+    c.fail(std::string("EyeLike of ") + dtype_name(to) + " needs a later opset");
+  c.require_rank(0, 2);
+  c.attr_int("k", 0);
+  c.out[0] = TypeInfo{to, true, c.input(0).rank_known ? c.input(0).dims : Shape{-1, -1}};
+}
+
+void ref_eye_like(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  if (x.shape.size() != 2) c.fail("input must have rank 2, got " + std::to_string(x.shape.size()));
+  int64_t k = c.attr_int("k", 0), cols = x.shape[1];
+  RefTensor out(eye_dtype(c, x.dtype), x.shape);
+  for (int64_t e = 0; e < out.numel(); ++e) out.set(e, e % cols - e / cols == k ? 1.0 : 0.0);
+  c.out[0] = std::move(out);
+}
+
 }  // namespace lockstep::ew

@@ -1,4 +1,4 @@
-// Ops that make tensors from attributes or shapes: Shape, Constant, ConstantOfShape, Range.
+// Ops that make tensors from attributes or shapes: Shape, Constant, ConstantOfShape, Range, OneHot.
 // Shape and Constant give their values to inference, so shape arithmetic folds to numbers.
 #include <algorithm>
 #include <cmath>
@@ -227,6 +227,59 @@ void ref_range(RefCtx& c) {
   c.out[0] = std::move(out);
 }
 
+// OneHot: the indices' shape with a depth axis inserted at `axis`; along it, values[1] where
+// the index (a negative one counted back from depth) equals the position, values[0] elsewhere,
+// so an index out of range marks nothing.
+int64_t one_hot_depth(const OpCtx& c, const RefTensor& d, int64_t indices) {
+  if (d.numel() != 1) c.fail("depth must hold one value, got " + std::to_string(d.numel()));
+  double v = d.is_float() ? std::trunc(d.f[0]) : static_cast<double>(d.get_int(0));  // cast to int64
+  if (!(v >= 1)) c.fail("depth must be at least 1, got " + std::to_string(d.is_float() ? d.f[0] : v));
+  __int128 total = static_cast<__int128>(std::min(v, static_cast<double>(kMaxElements) + 1)) * indices;
+  require_allocatable(c, total, "a one-hot output of depth " + std::to_string(static_cast<int64_t>(v)));
+  return static_cast<int64_t>(v);
+}
+
+int64_t one_hot_axis(const OpCtx& c, int64_t rank) {
+  int64_t a = c.attr_int("axis", -1), k = normalize_axis(a, rank + 1);
+  if (k < 0) c.fail("axis " + std::to_string(a) + " is out of range for an output of rank " + std::to_string(rank + 1));
+  return k;
+}
+
+void infer_one_hot(InferCtx& c) {
+  TypeHistory h = {{9, kNumeric & ~kBf16}, {11, kNumeric}};
+  require_types(c, 0, h);
+  require_types(c, 1, h);
+  require_types(c, 2, {{9, (kNumeric & ~kBf16) | kBool}, {11, kNumeric | kBool}});
+  const TypeInfo &x = c.input(0), &values = c.input(2);
+  if (values.rank_known && (values.dims.size() != 1 || (values.dims[0] >= 0 && values.dims[0] != 2)))
+    c.fail("values must be [off, on], shape [2], got " + shape_str(values.dims));
+  if (!x.rank_known) return c.set_output_unknown_rank(0, values.dtype);
+  int64_t axis = one_hot_axis(c, static_cast<int64_t>(x.dims.size()));
+  int64_t n = shape_numel(x.dims);
+  Shape out = x.dims;
+  out.insert(out.begin() + axis, c.value(1) ? one_hot_depth(c, *c.value(1), std::max<int64_t>(n, 1)) : -1);
+  c.set_output(0, values.dtype, out);
+}
+
+void ref_one_hot(RefCtx& c) {
+  const RefTensor &x = c.input(0), &values = c.input(2);
+  if (values.numel() != 2) c.fail("values must hold [off, on], got " + std::to_string(values.numel()) + " values");
+  int64_t depth = one_hot_depth(c, c.input(1), std::max<int64_t>(x.numel(), 1));
+  int64_t axis = one_hot_axis(c, static_cast<int64_t>(x.shape.size()));
+  Shape out_shape = x.shape;
+  out_shape.insert(out_shape.begin() + axis, depth);
+  int64_t inner = 1;
+  for (size_t a = axis; a < x.shape.size(); ++a) inner *= x.shape[a];
+  RefTensor out(values.dtype, out_shape);
+  for (int64_t e = 0; e < out.numel(); ++e) {
+    int64_t j = e / inner % depth, at = e / (inner * depth) * inner + e % inner;
+    double v = x.is_float() ? x.f[at] : static_cast<double>(x.get_int(at));
+    if (v < 0) v += static_cast<double>(depth);
+    out.copy_elem(e, values, v == static_cast<double>(j) ? 1 : 0);
+  }
+  c.out[0] = std::move(out);
+}
+
 const OpDef kOps[] = {
     {"Shape", 1, 1, 1, 1, {"start", "end"}, infer_shape, ref_shape},
     {"Size", 1, 1, 1, 1, {}, infer_size, ref_size},
@@ -241,6 +294,7 @@ const OpDef kOps[] = {
      ref_constant},
     {"ConstantOfShape", 1, 1, 1, 1, {"value"}, infer_constant_of_shape, ref_constant_of_shape},
     {"Range", 3, 3, 1, 1, {"stash_type"}, infer_range, ref_range},
+    {"OneHot", 3, 3, 1, 1, {"axis"}, infer_one_hot, ref_one_hot},
 };
 
 }  // namespace

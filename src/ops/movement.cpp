@@ -16,6 +16,8 @@ static const OpDef kMovementOps[] = {
     {"Split", 1, 2, 1, kVariadic, {"axis", "split", "num_outputs"}, infer_split, ref_split},
     {"Concat", 1, kVariadic, 1, 1, {"axis"}, infer_concat, ref_concat},
     {"Transpose", 1, 1, 1, 1, {"perm"}, infer_transpose, ref_transpose},
+    {"DepthToSpace", 1, 1, 1, 1, {"blocksize", "mode"}, infer_block_move, ref_block_move},
+    {"SpaceToDepth", 1, 1, 1, 1, {"blocksize", "mode"}, infer_block_move, ref_block_move},
     {"Tile", 2, 2, 1, 1, {}, infer_tile, ref_tile},
     {"Expand", 2, 2, 1, 1, {}, infer_expand, ref_expand},
     {"Gather", 2, 2, 1, 1, {"axis"}, infer_gather, ref_gather},

@@ -75,6 +75,8 @@ void ref_split(RefCtx& c);
 void infer_concat(InferCtx& c);
 void ref_concat(RefCtx& c);
 void infer_transpose(InferCtx& c);
+void infer_block_move(InferCtx& c);
+void ref_block_move(RefCtx& c);
 void ref_transpose(RefCtx& c);
 void infer_tile(InferCtx& c);
 void ref_tile(RefCtx& c);

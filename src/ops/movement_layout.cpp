@@ -1,5 +1,7 @@
-// Ops that reorder or repeat elements: Transpose, Tile, Expand, Gather, GatherElements. Each is one
-// strided_copy (or one per gathered index) with suitable strides.
+// Ops that reorder or repeat elements: Transpose, DepthToSpace, SpaceToDepth, Tile, Expand, Gather,
+// GatherElements. Each is one strided_copy (or one per gathered index) with suitable strides.
+#include <algorithm>
+
 #include "ops/movement_common.h"
 
 namespace lockstep {
@@ -45,6 +47,66 @@ void ref_transpose(RefCtx& c) {
   }
   c.out[0] = RefTensor(x.dtype, out);
   strided_copy(out, c.out[0], dense_view(out), x, src);
+}
+
+// ---- DepthToSpace, SpaceToDepth ----
+
+// The rank-6 view of [N, C, H, W] and the axis order that makes the output of it, as
+// ONNX's own reshape-transpose-reshape definition says (DCR or CRD).
+struct BlockMove {
+  Shape view;
+  std::vector<int64_t> perm;
+  Shape out;
+};
+
+static BlockMove block_move(const OpCtx& c, const Shape& x) {
+  bool to_space = c.node.op_type == "DepthToSpace";
+  if (!to_space && c.has_attr("mode") && c.opset < 28) c.fail("attribute 'mode' exists from opset 28");
+  int64_t b = c.attr_int("blocksize", 0);
+  std::string mode = c.attr_string("mode", "DCR");
+  c.attr_required("blocksize");
+  if (b <= 0) c.fail("blocksize must be positive, got " + std::to_string(b));
+  if (mode != "DCR" && mode != "CRD") c.fail("attribute 'mode' must be \"DCR\" or \"CRD\", got \"" + mode + "\"");
+  if (x.size() != 4) c.fail("input must have rank 4 [N, C, H, W], got rank " + std::to_string(x.size()));
+  int64_t n = x[0], ch = x[1], h = x[2], w = x[3];
+  bool dcr = mode == "DCR";
+  if (to_space) {
+    if (ch % (b * b))
+      c.fail("channels " + std::to_string(ch) + " are not a multiple of blocksize^2 = " + std::to_string(b * b));
+    int64_t co = ch / (b * b);
+    if (dcr) return {{n, b, b, co, h, w}, {0, 3, 4, 1, 5, 2}, {n, co, h * b, w * b}};
+    return {{n, co, b, b, h, w}, {0, 1, 4, 2, 5, 3}, {n, co, h * b, w * b}};
+  }
+  if (h % b || w % b)
+    c.fail("height and width " + std::to_string(h) + " x " + std::to_string(w) + " are not multiples of blocksize " +
+           std::to_string(b));
+  Shape view = {n, ch, h / b, b, w / b, b};
+  Shape out = {n, ch * b * b, h / b, w / b};
+  if (dcr) return {view, {0, 3, 5, 1, 2, 4}, out};
+  return {view, {0, 1, 3, 5, 2, 4}, out};
+}
+
+void infer_block_move(InferCtx& c) {
+  const TypeInfo& x = c.input(0);
+  if (!x.rank_known || std::count(x.dims.begin(), x.dims.end(), -1)) {
+    if (x.rank_known && x.dims.size() != 4) c.fail("input must have rank 4 [N, C, H, W]");
+    return c.set_output(0, x.dtype, Shape(4, -1));
+  }
+  c.set_output(0, x.dtype, block_move(c, x.dims).out);
+}
+
+void ref_block_move(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  BlockMove m = block_move(c, x.shape);
+  std::vector<int64_t> in_strides = shape_strides(m.view);
+  Shape extent(6);
+  StridedView src;
+  for (size_t a = 0; a < 6; ++a) {
+    extent[a] = m.view[m.perm[a]];
+    src.strides.push_back(in_strides[m.perm[a]]);
+  }
+  c.out[0] = RefTensor(x.dtype, m.out);
+  strided_copy(extent, c.out[0], dense_view(extent), x, src);
 }
 
 // ---- Tile ----

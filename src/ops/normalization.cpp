@@ -1,5 +1,6 @@
 // Normalisations: BatchNormalization at inference (per-channel statistics given), and
-// InstanceNormalization and LayerNormalization (statistics of the input itself), in double.
+// InstanceNormalization, LayerNormalization, RMSNormalization and LpNormalization (statistics
+// of the input itself), in double.
 #include <cmath>
 
 #include "ops/elementwise.h"
@@ -112,13 +113,15 @@ int64_t layer_axis(const OpCtx& c, int64_t rank) {
   return k;
 }
 
-void infer_layer_norm(InferCtx& c) {
-  require_op_exists(c, {{17, 0}});
+// LayerNormalization (opset 17) and RMSNormalization (opset 23, no bias or statistics outputs):
+// rows of the trailing dims [axis, rank), parameters that broadcast to them.
+void infer_rows_norm(InferCtx& c, int since) {
+  require_op_exists(c, {{since, 0}});
   const TypeInfo& x = c.input(0);
   if (!dtype_is_float(x.dtype)) c.fail(std::string("input must be a float type, got ") + dtype_name(x.dtype));
   if (c.attr_int("stash_type", 1) != 1)
-    throw Unsupported(c.graph.label(c.node_index) +
-                      ": LayerNormalization with a stash_type other than float is not supported");
+    throw Unsupported(c.graph.label(c.node_index) + ": " + c.node.op_type +
+                      " with a stash_type other than float is not supported");
   c.attr_float("epsilon", 1e-5);
   int64_t axis = x.rank_known ? layer_axis(c, static_cast<int64_t>(x.dims.size())) : 0;
   for (size_t k = 1; k < 3 && k < c.num_inputs(); ++k) {
@@ -136,6 +139,24 @@ void infer_layer_norm(InferCtx& c) {
   }
   c.out[0] = x;
   for (size_t k = 1; k < c.num_outputs(); ++k) c.set_output(k, DType::f32, stat_shape(x.dims, axis));
+}
+
+// y = x / sqrt(mean(x^2 over [axis, rank)) + eps) * scale.
+void ref_rms_norm(RefCtx& c) {
+  const RefTensor &x = c.input(0), &scale = c.input(1);
+  Rows r = rows_from(x.shape, layer_axis(c, static_cast<int64_t>(x.shape.size())));
+  double eps = c.attr_float("epsilon", 1e-5);
+  std::vector<double> inv(r.outer);
+  for (int64_t o = 0; o < r.outer; ++o) {
+    double sq = 0;
+    for (int64_t j = 0; j < r.n; ++j) sq += x.f[o * r.n + j] * x.f[o * r.n + j];
+    inv[o] = 1.0 / std::sqrt(sq / static_cast<double>(r.n) + eps);
+  }
+  RefTensor out(x.dtype, x.shape);
+  for_each_broadcast(x.shape, {x.shape, scale.shape}, [&](int64_t k, const int64_t* ix) {
+    out.f[k] = x.f[k] * inv[k / std::max<int64_t>(r.n, 1)] * scale.f[ix[1]];
+  });
+  c.out[0] = std::move(out);
 }
 
 // Rows of the trailing dims [axis, rank) normalised, then Scale and B broadcast to them.
@@ -163,6 +184,33 @@ void ref_layer_norm(RefCtx& c) {
   }
 }
 
+// LpNormalization: x / ||x||_p along one axis, p 1 or 2.
+void infer_lp_norm(InferCtx& c) {
+  require_types(c, 0, {{1, kFloat}, {22, kFloat | kBf16}});
+  int64_t p = c.attr_int("p", 2);
+  if (p != 1 && p != 2) c.fail("attribute 'p' must be 1 or 2, got " + std::to_string(p));
+  if (c.input(0).rank_known) layer_axis(c, static_cast<int64_t>(c.input(0).dims.size()));
+  c.out[0] = c.input(0);
+}
+
+void ref_lp_norm(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  int64_t axis = layer_axis(c, static_cast<int64_t>(x.shape.size())), p = c.attr_int("p", 2);
+  int64_t n = x.shape[axis], inner = shape_strides(x.shape)[axis], outer = x.numel() / std::max<int64_t>(n * inner, 1);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double norm = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        double v = x.f[(o * n + j) * inner + i];
+        norm += p == 1 ? std::fabs(v) : v * v;
+      }
+      if (p == 2) norm = std::sqrt(norm);
+      for (int64_t j = 0; j < n; ++j) y.f[(o * n + j) * inner + i] = x.f[(o * n + j) * inner + i] / norm;
+    }
+  c.out[0] = std::move(y);
+}
+
 const OpDef kOps[] = {
     {"BatchNormalization",
      5,
@@ -173,7 +221,23 @@ const OpDef kOps[] = {
      infer_batch_norm,
      ref_batch_norm},
     {"InstanceNormalization", 3, 3, 1, 1, {"epsilon"}, infer_instance_norm, ref_instance_norm},
-    {"LayerNormalization", 2, 3, 1, 3, {"axis", "epsilon", "stash_type"}, infer_layer_norm, ref_layer_norm},
+    {"LayerNormalization",
+     2,
+     3,
+     1,
+     3,
+     {"axis", "epsilon", "stash_type"},
+     [](InferCtx& c) { infer_rows_norm(c, 17); },
+     ref_layer_norm},
+    {"LpNormalization", 1, 1, 1, 1, {"axis", "p"}, infer_lp_norm, ref_lp_norm},
+    {"RMSNormalization",
+     2,
+     2,
+     1,
+     1,
+     {"axis", "epsilon", "stash_type"},
+     [](InferCtx& c) { infer_rows_norm(c, 23); },
+     ref_rms_norm},
 };
 
 }  // namespace

@@ -144,7 +144,8 @@ bool exact_op(const std::string& op) {
                                               "Round",
                                               "IsNaN",
                                               "IsInf",
-                                              "Shrink"};
+                                              "Shrink",
+                                              "MaxPool"};
   return exact.count(op) > 0;
 }
 
@@ -171,7 +172,11 @@ bool contraction(const std::string& op) {
                                             "ReduceLogSum",
                                             "ReduceLogSumExp",
                                             "CumSum",
-                                            "CumProd"};
+                                            "CumProd",
+                                            "RMSNormalization",
+                                            "LpNormalization",
+                                            "AveragePool",
+                                            "LpPool"};
   return ops.count(op) > 0;
 }
 

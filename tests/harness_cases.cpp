@@ -178,6 +178,38 @@ void add_anchors(std::vector<OpCase>& cs) {
   cs.push_back(OpCase{"LpNormalization p2", "LpNormalization", {In{F, {3, 5, 4}}}, {}, {}});
   cs.push_back(
       OpCase{"CumProd", "CumProd", {In{F, {3, 7}, 0.5, 1.5}}, {{1, ints_tensor({1})}}, {{"reverse", attr_int(1)}}, 26});
+  cs.push_back(OpCase{"LpPool p3 2-D ceil",
+                      "LpPool",
+                      {In{F, {1, 3, 7, 6}}},
+                      {},
+                      {{"kernel_shape", attr_ints({3, 2})},
+                       {"strides", attr_ints({2, 2})},
+                       {"pads", attr_ints({1, 0, 1, 1})},
+                       {"p", attr_int(3)},
+                       {"ceil_mode", attr_int(1)}},
+                      18});
+  cs.push_back(OpCase{"LpPool p2 1-D dilated",
+                      "LpPool",
+                      {In{F, {2, 3, 11}}},
+                      {},
+                      {{"kernel_shape", attr_ints({3})}, {"dilations", attr_ints({2})}},
+                      18});
+  cs.push_back(OpCase{"AveragePool ceil count_include_pad",
+                      "AveragePool",
+                      {In{F, {1, 2, 7, 8}}},
+                      {},
+                      {{"kernel_shape", attr_ints({3, 3})},
+                       {"strides", attr_ints({2, 3})},
+                       {"pads", attr_ints({1, 1, 1, 1})},
+                       {"ceil_mode", attr_int(1)},
+                       {"count_include_pad", attr_int(1)}},
+                      19});
+  cs.push_back(OpCase{"MaxPool 1-D dilated pads",
+                      "MaxPool",
+                      {In{F, {2, 2, 13}}},
+                      {},
+                      {{"kernel_shape", attr_ints({3})}, {"dilations", attr_ints({3})}, {"pads", attr_ints({2, 4})}},
+                      12});
   cs.push_back(OpCase{"Softmax last axis", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {}, 13});
   cs.push_back(
       OpCase{"Softmax opset 11 coerced", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {{"axis", attr_int(1)}}, 11});

@@ -37,5 +37,6 @@ bool lower_anchor(Lowering& L, int n);
 bool lower_reduce(Lowering& L, int n);
 bool lower_activation(Lowering& L, int n);
 bool lower_normalization(Lowering& L, int n);
+bool lower_pool(Lowering& L, int n);
 
 }  // namespace lockstep::kir

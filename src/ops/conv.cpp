@@ -414,6 +414,55 @@ ConvGeometry conv_geometry(const OpCtx& c, const Shape& x, const Shape& w, bool 
   return g;
 }
 
+// Pools: kernel_shape is required and there are no weights. ceil_mode counts a last partial
+// window, unless it would start in the end padding (ONNX's rule, as PyTorch's).
+ConvGeometry pool_geometry(const OpCtx& c, const Shape& x) {
+  int64_t nd = static_cast<int64_t>(x.size()) - 2;
+  if (nd < 1) c.fail("input must be [N, C, D1, ...], got rank " + std::to_string(x.size()));
+  c.attr_required("kernel_shape");
+  ConvAttrs a;
+  a.nd = nd;
+  a.auto_pad = parse_auto_pad(c);
+  a.kernel = ints_of_length(c, "kernel_shape", nd, 1, 1, kMaxStep);
+  a.strides = ints_of_length(c, "strides", nd, 1, 1, kMaxStep);
+  a.dilations = ints_of_length(c, "dilations", nd, 1, 1, kMaxStep);
+  a.pads = ints_of_length(c, "pads", 2 * nd, 0, 0);
+  if (a.auto_pad != AutoPad::NotSet && std::any_of(a.pads.begin(), a.pads.end(), [](int64_t p) { return p != 0; }))
+    c.fail("pads cannot be used together with auto_pad " + c.attr_string("auto_pad", ""));
+  int64_t ceil_mode = c.attr_int("ceil_mode", 0);
+  if (ceil_mode != 0 && ceil_mode != 1) c.fail("ceil_mode must be 0 or 1, got " + std::to_string(ceil_mode));
+  for (int64_t i = 0; i < nd; ++i)
+    if (a.pads[i] >= dilated(a, i) || a.pads[i + nd] >= dilated(a, i))
+      c.fail("pads " + shape_str(a.pads) + " must be smaller than the kernel " + shape_str(a.kernel) + " on each axis");
+  Shape in(x.begin() + 2, x.end());
+  Shape out(nd, -1);
+  for (int64_t i = 0; i < nd; ++i) {
+    if (in[i] < 0) continue;
+    int64_t k = dilated(a, i), s = a.strides[i];
+    if (a.auto_pad == AutoPad::SameUpper || a.auto_pad == AutoPad::SameLower) {
+      out[i] = ceil_div(in[i], s);
+      int64_t total = std::max<int64_t>(0, (out[i] - 1) * s + k - in[i]), small = total / 2;
+      a.pads[i] = a.auto_pad == AutoPad::SameUpper ? small : total - small;
+      a.pads[i + nd] = total - a.pads[i];
+      continue;
+    }
+    int64_t span = in[i] + a.pads[i] + a.pads[i + nd] - k;
+    out[i] = (ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1;
+    if (ceil_mode && out[i] > 1 && (out[i] - 1) * s >= in[i] + a.pads[i]) --out[i];
+    if (out[i] < 1)
+      c.fail("spatial axis " + std::to_string(i) + ": input size " + std::to_string(in[i]) + " with pads " +
+             shape_str(a.pads) + " is smaller than the dilated kernel (" + std::to_string(k) + ")");
+  }
+  ConvGeometry g;
+  g.out_spatial = out;
+  g.kernel = a.kernel;
+  g.strides = a.strides;
+  g.dilations = a.dilations;
+  g.pads_begin.assign(a.pads.begin(), a.pads.begin() + nd);
+  g.pads_end.assign(a.pads.begin() + nd, a.pads.end());
+  return g;
+}
+
 std::span<const OpDef> conv_ops() { return kOps; }
 
 }  // namespace lockstep

@@ -13,5 +13,7 @@ struct ConvGeometry {
 
 // From the node's attributes and the concrete shapes of X and W; errors name the node.
 ConvGeometry conv_geometry(const OpCtx& c, const Shape& x, const Shape& w, bool transpose);
+// AveragePool, MaxPool and LpPool (group 1, no output padding); X's spatial dims may be -1.
+ConvGeometry pool_geometry(const OpCtx& c, const Shape& x);
 
 }  // namespace lockstep

@@ -105,5 +105,6 @@ std::span<const OpDef> masking_ops();
 std::span<const OpDef> activation_ops();
 std::span<const OpDef> cumulative_ops();
 std::span<const OpDef> normalization_ops();
+std::span<const OpDef> pool_ops();
 
 }  // namespace lockstep

@@ -340,12 +340,12 @@ TEST(RMSNormalization, RowsOfTheTrailingDimsScaled) {
 TEST(LpNormalization, RowsDividedByTheirNorm) {
   auto run = [](int64_t p) {
     OneNode n(17);
-    int x = n.input("x", {2, 2}, {3, -4, 0, 2});
+    int x = n.input("x", {2, 3}, {3, -4, 0, 0, 2, 0});
     n.node("LpNormalization", {x}, {{"axis", integer(0)}, {"p", integer(p)}});
     return n.run();
   };
-  expect_near_all(run(1), {1, -4.0 / 6, 0, 2.0 / 6});
-  expect_near_all(run(2), {1, -4 / std::sqrt(20.0), 0, 2 / std::sqrt(20.0)});
+  expect_near_all(run(1), {1, -4.0 / 6, 0, 0, 2.0 / 6, 0});  // a zero column stays zero
+  expect_near_all(run(2), {1, -4 / std::sqrt(20.0), 0, 0, 2 / std::sqrt(20.0), 0});
 }
 
 TEST(CumProd, ForwardReversedAndExclusive) {

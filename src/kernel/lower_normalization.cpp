@@ -81,44 +81,51 @@ void lower_layer_norm(Lowering& L, int n) {
       L.emit(n, node.outputs[k], narrowed(load(k == 1 ? s.mean : s.inv, s.kept, s.type, out_vars(rank)), DType::f32));
 }
 
-// x * (1 / sqrt(mean(x^2) + eps)) * scale, the row statistic a temp of the kept shape.
+// A statistic of each row of x over `axes`, fold(x at the reduction vars, the reduction's first
+// var, extents, count), as a temp of the kept shape; returns the temp and its load at the
+// output element.
+template <class Fold>
+std::pair<int, ExprP> row_temp(Lowering& L, int n, int x, const std::vector<int64_t>& axes, Fold fold) {
+  const Shape& xs = L.shape(x);
+  int r = static_cast<int>(xs.size());
+  Rows rows = rows_of(xs, axes);
+  ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
+  int t = L.emit_temp(n, xr->type, rows.kept, fold(xr, r, rows.extents, static_cast<double>(rows.count)));
+  return {t, load(t, rows.kept, xr->type, kept_index(xs.size(), axes, true))};
+}
+
+// x * (1 / sqrt(mean(x^2) + eps)) * scale.
 void lower_rms_norm(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
-  int x = node.inputs[0], y = node.outputs[0];
-  const Shape& xs = L.shape(x);
-  int64_t rank = static_cast<int64_t>(xs.size());
+  int x = node.inputs[0];
+  size_t rank = L.shape(x).size();
+  double eps = c.attr_float("epsilon", 1e-5);
+  auto inv_rms = [&](ExprP xr, int first, const Shape& extents, double count) {
+    ExprP mean_sq = div(reduce(Fn::Add, mul(xr, xr), first, extents), cst(count, xr->type));
+    return div(cst(1, xr->type), unary(Fn::Sqrt, add(mean_sq, cst(eps, xr->type))));
+  };
   std::vector<int64_t> axes = axes_from(normalize_axis(c.attr_int("axis", -1), rank), rank);
-  Rows rows = rows_of(xs, axes);
-  int r = static_cast<int>(rank);
-  ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
-  DType wt = xr->type;
-  ExprP mean_sq = div(reduce(Fn::Add, mul(xr, xr), r, rows.extents), cst(static_cast<double>(rows.count), wt));
-  ExprP inv = div(cst(1, wt), unary(Fn::Sqrt, add(mean_sq, cst(c.attr_float("epsilon", 1e-5), wt))));
-  int t = L.emit_temp(n, wt, rows.kept, inv);
-  ExprP xv = widened(L.read(x, out_vars(xs.size())));
-  ExprP out = mul(mul(xv, load(t, rows.kept, wt, kept_index(xs.size(), axes, true))),
-                  widened(L.read_bcast(node.inputs[1], xs.size())));
-  L.emit(n, y, narrowed(out, L.type(y).dtype));
+  ExprP inv = row_temp(L, n, x, axes, inv_rms).second;
+  ExprP out = mul(mul(widened(L.read(x, out_vars(rank))), inv), widened(L.read_bcast(node.inputs[1], rank)));
+  L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
 }
 
-// x / ||x||_p along the axis: the norm a temp of the kept shape.
+// x / ||x||_p along the axis, 0 where the norm is 0.
 void lower_lp_norm(Lowering& L, int n) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
-  int x = node.inputs[0], y = node.outputs[0];
-  const Shape& xs = L.shape(x);
-  int64_t rank = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> axes = {normalize_axis(c.attr_int("axis", -1), rank)};
-  Rows rows = rows_of(xs, axes);
-  int r = static_cast<int>(rank);
-  ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
-  DType wt = xr->type;
-  ExprP norm = c.attr_int("p", 2) == 1 ? reduce(Fn::Add, unary(Fn::Abs, xr), r, rows.extents)
-                                       : unary(Fn::Sqrt, reduce(Fn::Add, mul(xr, xr), r, rows.extents));
-  int t = L.emit_temp(n, wt, rows.kept, norm);
-  ExprP xv = widened(L.read(x, out_vars(xs.size())));
-  L.emit(n, y, narrowed(div(xv, load(t, rows.kept, wt, kept_index(xs.size(), axes, true))), L.type(y).dtype));
+  int x = node.inputs[0];
+  size_t rank = L.shape(x).size();
+  bool l1 = c.attr_int("p", 2) == 1;
+  auto norm = [&](ExprP xr, int first, const Shape& extents, double) {
+    return l1 ? reduce(Fn::Add, unary(Fn::Abs, xr), first, extents)
+              : unary(Fn::Sqrt, reduce(Fn::Add, mul(xr, xr), first, extents));
+  };
+  ExprP nv = row_temp(L, n, x, {normalize_axis(c.attr_int("axis", -1), rank)}, norm).second;
+  ExprP zero = cst(0, nv->type);
+  ExprP out = select(binary(Fn::Eq, nv, zero), zero, div(widened(L.read(x, out_vars(rank))), nv));
+  L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
 }
 
 }  // namespace

@@ -152,14 +152,19 @@ static const char* unimplemented_type(int64_t code) {
   }
 }
 
-static DType cast_target(const OpCtx& c) {
-  c.attr_required("to");
-  int64_t to = c.attr_int("to", 0);
+// The dtype an attribute names (Cast's `to`, EyeLike's `dtype`); `what` says what it makes.
+static DType dtype_attr(const OpCtx& c, const char* key, const std::string& what) {
+  int64_t to = c.attr_int(key, 0);
   DType t = to > 0 && to < 32 ? dtype_from_onnx(static_cast<int>(to)) : DType::undefined;
   if (dtype_is_supported(t)) return t;
   if (const char* name = unimplemented_type(to))
-    throw Unsupported(c.graph.label(c.node_index) + ": Cast to " + name + " is not supported");
-  c.fail("attribute 'to' = " + std::to_string(to) + " is not an ONNX data type");
+    throw Unsupported(c.graph.label(c.node_index) + ": " + what + name + " is not supported");
+  c.fail(std::string("attribute '") + key + "' = " + std::to_string(to) + " is not an ONNX data type");
+}
+
+static DType cast_target(const OpCtx& c) {
+  c.attr_required("to");
+  return dtype_attr(c, "to", "Cast to ");
 }
 
 // CastLike casts to its second input's dtype (from opset 15).
@@ -200,13 +205,7 @@ void ref_cast(RefCtx& c) {
 // EyeLike: a rank-2 tensor of the input's shape with ones on diagonal k (column - row = k),
 // of the attribute dtype's type, or the input's.
 static DType eye_dtype(const OpCtx& c, DType in) {
-  if (!c.has_attr("dtype")) return in;
-  int64_t to = c.attr_int("dtype", 0);
-  DType t = to > 0 && to < 32 ? dtype_from_onnx(static_cast<int>(to)) : DType::undefined;
-  if (dtype_is_supported(t)) return t;
-  if (const char* name = unimplemented_type(to))
-    throw Unsupported(c.graph.label(c.node_index) + ": EyeLike of " + name + " is not supported");
-  c.fail("attribute 'dtype' = " + std::to_string(to) + " is not an ONNX data type");
+  return c.has_attr("dtype") ? dtype_attr(c, "dtype", "EyeLike of ") : in;
 }
 
 void infer_eye_like(InferCtx& c) {

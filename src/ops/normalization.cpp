@@ -184,7 +184,7 @@ void ref_layer_norm(RefCtx& c) {
   }
 }
 
-// LpNormalization: x / ||x||_p along one axis, p 1 or 2.
+// LpNormalization: x / ||x||_p along one axis, p 1 or 2; 0 where the norm is 0.
 void infer_lp_norm(InferCtx& c) {
   require_types(c, 0, {{1, kFloat}, {22, kFloat | kBf16}});
   int64_t p = c.attr_int("p", 2);
@@ -206,7 +206,8 @@ void ref_lp_norm(RefCtx& c) {
         norm += p == 1 ? std::fabs(v) : v * v;
       }
       if (p == 2) norm = std::sqrt(norm);
-      for (int64_t j = 0; j < n; ++j) y.f[(o * n + j) * inner + i] = x.f[(o * n + j) * inner + i] / norm;
+      for (int64_t j = 0; j < n; ++j)  // a row of zeros stays zeros, as ONNX's cases expect
+        y.f[(o * n + j) * inner + i] = norm == 0 ? 0.0 : x.f[(o * n + j) * inner + i] / norm;
     }
   c.out[0] = std::move(y);
 }

@@ -117,6 +117,12 @@ void add_movement(std::vector<OpCase>& cs) {
   cs.back().constants = {{1, ints_tensor({5})}};
   cs.push_back(OpCase{"OneHot float indices", "OneHot", {In{F, {6}, -4, 4}, In{F, {2}}}, {}, {}, 11});
   cs.back().constants = {{1, ints_tensor({4})}};
+  cs.push_back(OpCase{"GatherND batch_dims 1",
+                      "GatherND",
+                      {In{F, {3, 4, 5, 2}}, In{DType::i64, {3, 6, 2}, -4, 4}},
+                      {},
+                      {{"batch_dims", attr_int(1)}},
+                      13});
   cs.push_back(OpCase{"EyeLike k -1", "EyeLike", {In{DType::i32, {4, 6}}}, {}, {{"k", attr_int(-1)}}});
 }
 

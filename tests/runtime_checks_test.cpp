@@ -86,6 +86,26 @@ TEST_P(RuntimeChecks, GatherElementsAgreesAndOutOfRangeIsAnErrorNamingTheNode) {
   EXPECT_NE(error_of([&] { run_reference(g, pick_inputs({1, 4, -5, 2})); }).find("out of range"), std::string::npos);
 }
 
+// GatherND(x, idx) with x [2,4] and indices [2,2]: two (row, column) pairs.
+TEST_P(RuntimeChecks, GatherNDAgreesAndOutOfRangeIsAnErrorNamingTheNode) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, {dim(2), dim(4)});
+  int idx = b.input("idx", DType::i64, {dim(2), dim(2)});
+  b.output(b.op("GatherND", "pick", {x, idx}));
+  Graph g = b.finish();
+  auto p = compile(g, GetParam());
+  std::vector<Tensor> out = p->run(pick_inputs({1, 3, -1, -4}));
+  std::vector<RefTensor> ref = run_reference(g, pick_inputs({1, 3, -1, -4}));
+  const float want[] = {70, 40};  // x[1][3], x[-1][-4]
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(out[0].data<float>()[k], want[k]) << k;
+    EXPECT_EQ(ref[0].f[k], want[k]) << k;
+  }
+  std::string msg = error_of([&] { p->run(pick_inputs({2, 0, 0, 4})); });
+  EXPECT_NE(msg.find("node 'pick': 2 GatherND indices out of range"), std::string::npos) << msg;
+  EXPECT_NE(error_of([&] { run_reference(g, pick_inputs({2, 0, 0, 4})); }).find("out of range"), std::string::npos);
+}
+
 // quot = Div(a, d), int64, both run-time inputs of shape [2,3].
 Graph div_graph(DType t = DType::i64) {
   GraphBuilder b(14);

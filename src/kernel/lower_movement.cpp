@@ -211,6 +211,42 @@ void lower_runtime_gather(Lowering& L, int n) {
        node.op_type + " indices out of range [-" + std::to_string(len) + ", " + std::to_string(len) + ")"});
 }
 
+// GatherND: output vars [batch..., m..., rest...]; the data index is the batch vars, the k index
+// values at [batch..., m..., j], then the rest. Out-of-range indices read nothing and are
+// counted, as for the other gathers.
+void lower_gather_nd(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int data = node.inputs[0], ind = node.inputs[1], out = node.outputs[0];
+  const Shape &ds = L.shape(data), &is = L.shape(ind);
+  int64_t b = c.attr_int("batch_dims", 0), q = static_cast<int64_t>(is.size()), k = is.back();
+  // Index j of the tuple at index vars 0..q-2 (from `first` on), normalised, and whether in range.
+  auto tuple = [&](int first, int64_t j) {
+    std::vector<ExprP> at;
+    for (int64_t a = 0; a + 1 < q; ++a) at.push_back(var(first + static_cast<int>(a)));
+    at.push_back(icst(j));
+    ExprP i = L.read(ind, at), len = icst(ds[b + j]);
+    i = select(binary(Fn::Lt, i, icst(0)), add(i, len), i);
+    return std::pair<ExprP, ExprP>{i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, len))};
+  };
+  std::vector<ExprP> didx;
+  for (int64_t a = 0; a < b; ++a) didx.push_back(var(static_cast<int>(a)));
+  ExprP ok, bad;
+  for (int64_t j = 0; j < k; ++j) {
+    auto [i, in_range] = tuple(0, j);
+    didx.push_back(select(in_range, i, icst(0)));
+    ok = ok ? binary(Fn::And, ok, in_range) : in_range;
+    ExprP miss = select(tuple(0, j).second, icst(0), icst(1));
+    bad = bad ? add(bad, miss) : miss;
+  }
+  for (int64_t a = b + k; a < static_cast<int64_t>(ds.size()); ++a)
+    didx.push_back(var(static_cast<int>(q - 1 + a - b - k)));
+  L.emit(n, out, select(ok, L.read(data, didx), cst(0, L.type(data).dtype)));
+  Shape tuples(is.begin(), is.end() - 1);
+  int count = L.emit_temp(n, DType::i64, {}, tuples.empty() ? bad : reduce(Fn::Add, bad, 0, tuples));
+  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "GatherND indices out of range"});
+}
+
 }  // namespace
 
 bool lower_movement(Lowering& L, int n) {
@@ -218,6 +254,10 @@ bool lower_movement(Lowering& L, int n) {
   if (node.op_type == "Concat") { lower_concat(L, n); return true; }
   if (node.op_type == "GatherElements") {
     lower_runtime_gather(L, n);
+    return true;
+  }
+  if (node.op_type == "GatherND") {
+    lower_gather_nd(L, n);
     return true;
   }
   if (!kProbed.count(node.op_type)) return false;

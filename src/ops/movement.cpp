@@ -22,6 +22,7 @@ static const OpDef kMovementOps[] = {
     {"Expand", 2, 2, 1, 1, {}, infer_expand, ref_expand},
     {"Gather", 2, 2, 1, 1, {"axis"}, infer_gather, ref_gather},
     {"GatherElements", 2, 2, 1, 1, {"axis"}, infer_gather_elements, ref_gather_elements},
+    {"GatherND", 2, 2, 1, 1, {"batch_dims"}, infer_gather_nd, ref_gather_nd},
     {"Pad", 1, 4, 1, 1, {"mode", "pads", "value"}, infer_pad, ref_pad},
 };
 

@@ -76,6 +76,8 @@ void infer_concat(InferCtx& c);
 void ref_concat(RefCtx& c);
 void infer_transpose(InferCtx& c);
 void infer_block_move(InferCtx& c);
+void infer_gather_nd(InferCtx& c);
+void ref_gather_nd(RefCtx& c);
 void ref_block_move(RefCtx& c);
 void ref_transpose(RefCtx& c);
 void infer_tile(InferCtx& c);

@@ -295,4 +295,49 @@ void ref_gather_elements(RefCtx& c) {
   c.out[0] = std::move(out);
 }
 
+// ---- GatherND ----
+
+// The output's shape, after checking ranks: indices [batch..., m..., k] pick k leading data dims
+// after batch_dims shared ones, so out = indices.shape[:-1] + data.shape[batch_dims + k:].
+static Shape gather_nd_shape(const OpCtx& c, const Shape& x, const Shape& idx) {
+  int64_t b = c.attr_int("batch_dims", 0), r = static_cast<int64_t>(x.size()), q = static_cast<int64_t>(idx.size());
+  if (b < 0 || b >= std::min(r, q)) c.fail("batch_dims " + std::to_string(b) + " must be below both ranks");
+  if (q < 1) c.fail("indices must have rank 1 or more");
+  int64_t k = idx.back();  // known: the shape rule stops earlier when it is not
+  if (k < 1 || b + k > r)
+    c.fail("indices' last dim " + std::to_string(k) + " must be from 1 to " + std::to_string(r - b));
+  for (int64_t a = 0; a < b; ++a)
+    if (x[a] >= 0 && idx[a] >= 0 && x[a] != idx[a])
+      c.fail("batch dim " + std::to_string(a) + " differs: data " + shape_str(x) + ", indices " + shape_str(idx));
+  Shape out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), x.begin() + b + k, x.end());
+  return out;
+}
+
+void infer_gather_nd(InferCtx& c) {
+  const TypeInfo &x = c.input(0), &idx = c.input(1);
+  if (idx.dtype != DType::i64) c.fail(std::string("indices must be int64, got ") + dtype_name(idx.dtype));
+  if (!x.rank_known || !idx.rank_known || (!idx.dims.empty() && idx.dims.back() < 0))
+    return c.set_output_unknown_rank(0, x.dtype);
+  c.set_output(0, x.dtype, gather_nd_shape(c, x.dims, idx.dims));
+}
+
+void ref_gather_nd(RefCtx& c) {
+  const RefTensor &x = c.input(0), &idx = c.input(1);
+  Shape out_shape = gather_nd_shape(c, x.shape, idx.shape);
+  int64_t b = c.attr_int("batch_dims", 0), k = idx.shape.back();
+  int64_t slice = 1, batch = 1;
+  for (size_t a = b + k; a < x.shape.size(); ++a) slice *= x.shape[a];
+  for (int64_t a = 0; a < b; ++a) batch *= x.shape[a];
+  int64_t per_batch = batch ? idx.numel() / k / batch : 0;  // index tuples per batch element
+  Shape xs = shape_strides(x.shape);
+  RefTensor out(x.dtype, out_shape);
+  for (int64_t t = 0; t < idx.numel() / k; ++t) {
+    int64_t src = (t / std::max<int64_t>(per_batch, 1)) * (b ? xs[b - 1] : 0);
+    for (int64_t j = 0; j < k; ++j) src += gather_index(c, idx.i, t * k + j, x.shape[b + j]) * xs[b + j];
+    for (int64_t e = 0; e < slice; ++e) out.copy_elem(t * slice + e, x, src + e);
+  }
+  c.out[0] = std::move(out);
+}
+
 }  // namespace lockstep

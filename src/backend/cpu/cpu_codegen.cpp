@@ -40,9 +40,24 @@ codegen::CDialect dialect() {
   d.fn = "static inline";
   d.restrict_kw = "__restrict";
   d.math_suffix = "f";
-  d.conversions = R"(static inline float ls_h2f(uint16_t h) { _Float16 x; std::memcpy(&x, &h, 2); return (float)x; }
-static inline uint16_t ls_f2h(float f) { _Float16 x = (_Float16)f; uint16_t h; std::memcpy(&h, &x, 2); return h; }
-static inline float ls_round_h(float f) { return (float)(_Float16)f; }
+  // float16 by bits, not _Float16, which clang before 15 lacks on x86: exact both ways, rounding
+  // to nearest even (subnormals through rintf of |f| 2^24, exact below 2^-14), NaN made quiet.
+  d.conversions = R"(static inline float ls_h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+  if (e == 0) { float f = (float)m * 0x1p-24f; return sign ? -f : f; }
+  x = sign | (e == 31 ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13));
+  float f; std::memcpy(&f, &x, 4); return f;
+}
+static inline uint16_t ls_f2h(float f) {
+  uint32_t x; std::memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | 0x7e00u | (uint16_t)((ax >> 13) & 0x3ffu);
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;  // from 65520 up: infinity
+  if (ax < 0x38800000u) return sign | (uint16_t)rintf(fabsf(f) * 0x1p24f);
+  return sign | (uint16_t)((ax + 0xfffu + ((ax >> 13) & 1u) - 0x38000000u) >> 13);
+}
+static inline float ls_round_h(float f) { return ls_h2f(ls_f2h(f)); }
 static inline float ls_as_float(uint32_t x) { float f; std::memcpy(&f, &x, 4); return f; }
 static inline uint32_t ls_as_uint(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
 static inline double ls_as_double(uint64_t x) { double d; std::memcpy(&d, &x, 8); return d; }

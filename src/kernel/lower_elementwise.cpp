@@ -179,8 +179,10 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "BitShift") body = binary(c.attr_string("direction", "") == "LEFT" ? Fn::Shl : Fn::Shr, in(0), in(1));
   else if (op == "Floor") body = unary(Fn::Floor, in(0));
   else if (op == "Round") body = unary(Fn::Round, in(0));
-  else if (op == "IsNaN") body = unary(Fn::Not, binary(Fn::Eq, widened(in(0)), widened(in(0))));
-  else if (op == "IsInf") body = is_inf(c, widened(in(0)));
+  else if (op == "IsNaN") {
+    ExprP x = widened(in(0));
+    body = unary(Fn::Not, binary(Fn::Eq, x, x));
+  } else if (op == "IsInf") body = is_inf(c, widened(in(0)));
   else if (op == "Ceil") body = unary(Fn::Neg, unary(Fn::Floor, unary(Fn::Neg, in(0))));  // exact, -0 kept
   else if (op == "Reciprocal") body = binary(Fn::Div, cst(1, L.type(out).dtype), in(0));
   else if (op == "Sign") body = sign(in(0));

@@ -178,12 +178,17 @@ struct GatherIndex {
   ExprP i, ok;
 };
 
-GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
-  std::vector<ExprP> ividx;
-  for (size_t k = 0; k < L.shape(ind).size(); ++k) ividx.push_back(var(first_var + static_cast<int>(k)));
-  ExprP i = cast(L.read(ind, ividx), DType::i64);
+// The index at `at` in `ind`, counted back from len when negative, and whether it is in range.
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, std::vector<ExprP> at) {
+  ExprP i = cast(L.read(ind, std::move(at)), DType::i64);
   i = select(binary(Fn::Lt, i, icst(0)), add(i, icst(len)), i);
   return {i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, icst(len)))};
+}
+
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
+  std::vector<ExprP> at;
+  for (size_t k = 0; k < L.shape(ind).size(); ++k) at.push_back(var(first_var + static_cast<int>(k)));
+  return gather_index(L, ind, len, std::move(at));
 }
 
 // Gather with indices known only at run time, and every GatherElements. An out-of-range
@@ -220,23 +225,17 @@ void lower_gather_nd(Lowering& L, int n) {
   int data = node.inputs[0], ind = node.inputs[1], out = node.outputs[0];
   const Shape &ds = L.shape(data), &is = L.shape(ind);
   int64_t b = c.attr_int("batch_dims", 0), q = static_cast<int64_t>(is.size()), k = is.back();
-  // Index j of the tuple at index vars 0..q-2 (from `first` on), normalised, and whether in range.
-  auto tuple = [&](int first, int64_t j) {
-    std::vector<ExprP> at;
-    for (int64_t a = 0; a + 1 < q; ++a) at.push_back(var(first + static_cast<int>(a)));
-    at.push_back(icst(j));
-    ExprP i = L.read(ind, at), len = icst(ds[b + j]);
-    i = select(binary(Fn::Lt, i, icst(0)), add(i, len), i);
-    return std::pair<ExprP, ExprP>{i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, len))};
-  };
   std::vector<ExprP> didx;
   for (int64_t a = 0; a < b; ++a) didx.push_back(var(static_cast<int>(a)));
   ExprP ok, bad;
-  for (int64_t j = 0; j < k; ++j) {
-    auto [i, in_range] = tuple(0, j);
-    didx.push_back(select(in_range, i, icst(0)));
-    ok = ok ? binary(Fn::And, ok, in_range) : in_range;
-    ExprP miss = select(tuple(0, j).second, icst(0), icst(1));
+  for (int64_t j = 0; j < k; ++j) {  // index j of the tuple at index vars 0..q-2
+    std::vector<ExprP> at;
+    for (int64_t a = 0; a + 1 < q; ++a) at.push_back(var(static_cast<int>(a)));
+    at.push_back(icst(j));
+    GatherIndex g = gather_index(L, ind, ds[b + j], std::move(at));
+    didx.push_back(select(g.ok, g.i, icst(0)));
+    ok = ok ? binary(Fn::And, ok, g.ok) : g.ok;
+    ExprP miss = select(g.ok, icst(0), icst(1));
     bad = bad ? add(bad, miss) : miss;
   }
   for (int64_t a = b + k; a < static_cast<int64_t>(ds.size()); ++a)

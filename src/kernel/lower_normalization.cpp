@@ -82,16 +82,15 @@ void lower_layer_norm(Lowering& L, int n) {
 }
 
 // A statistic of each row of x over `axes`, fold(x at the reduction vars, the reduction's first
-// var, extents, count), as a temp of the kept shape; returns the temp and its load at the
-// output element.
+// var, extents, count), as a temp of the kept shape; returns its load at the output element.
 template <class Fold>
-std::pair<int, ExprP> row_temp(Lowering& L, int n, int x, const std::vector<int64_t>& axes, Fold fold) {
+ExprP row_temp(Lowering& L, int n, int x, const std::vector<int64_t>& axes, Fold fold) {
   const Shape& xs = L.shape(x);
   int r = static_cast<int>(xs.size());
   Rows rows = rows_of(xs, axes);
   ExprP xr = widened(L.read(x, reduced_index(xs.size(), axes, true, r)));
   int t = L.emit_temp(n, xr->type, rows.kept, fold(xr, r, rows.extents, static_cast<double>(rows.count)));
-  return {t, load(t, rows.kept, xr->type, kept_index(xs.size(), axes, true))};
+  return load(t, rows.kept, xr->type, kept_index(xs.size(), axes, true));
 }
 
 // x * (1 / sqrt(mean(x^2) + eps)) * scale.
@@ -106,7 +105,7 @@ void lower_rms_norm(Lowering& L, int n) {
     return div(cst(1, xr->type), unary(Fn::Sqrt, add(mean_sq, cst(eps, xr->type))));
   };
   std::vector<int64_t> axes = axes_from(normalize_axis(c.attr_int("axis", -1), rank), rank);
-  ExprP inv = row_temp(L, n, x, axes, inv_rms).second;
+  ExprP inv = row_temp(L, n, x, axes, inv_rms);
   ExprP out = mul(mul(widened(L.read(x, out_vars(rank))), inv), widened(L.read_bcast(node.inputs[1], rank)));
   L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
 }
@@ -122,7 +121,7 @@ void lower_lp_norm(Lowering& L, int n) {
     return l1 ? reduce(Fn::Add, unary(Fn::Abs, xr), first, extents)
               : unary(Fn::Sqrt, reduce(Fn::Add, mul(xr, xr), first, extents));
   };
-  ExprP nv = row_temp(L, n, x, {normalize_axis(c.attr_int("axis", -1), rank)}, norm).second;
+  ExprP nv = row_temp(L, n, x, {normalize_axis(c.attr_int("axis", -1), rank)}, norm);
   ExprP zero = cst(0, nv->type);
   ExprP out = select(binary(Fn::Eq, nv, zero), zero, div(widened(L.read(x, out_vars(rank))), nv));
   L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));

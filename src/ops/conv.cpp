@@ -21,6 +21,7 @@ struct ConvAttrs {
   AutoPad auto_pad = AutoPad::NotSet;
   Shape kernel, strides, dilations, pads;  // pads: nd begins then nd ends
   Shape output_padding, output_shape;      // ConvTranspose only; output_shape may be empty
+  bool ceil_mode = false;                  // pools only: a last partial window counts
 };
 
 AutoPad parse_auto_pad(const OpCtx& c) {
@@ -78,7 +79,7 @@ ConvAttrs parse_attrs(const OpCtx& c, int64_t nd, const Shape& w_spatial, bool t
 
 int64_t dilated(const ConvAttrs& a, int64_t i) { return (a.kernel[i] - 1) * a.dilations[i] + 1; }
 
-// Output spatial dims of Conv; fills a.pads for SAME_*/VALID. Unknown dims stay -1.
+// Output spatial dims of Conv and the pools; fills a.pads for SAME_*/VALID. Unknown dims stay -1.
 Shape conv_out_dims(const OpCtx& c, ConvAttrs& a, const Shape& in) {
   Shape out(a.nd, -1);
   for (int64_t i = 0; i < a.nd; ++i) {
@@ -91,7 +92,9 @@ Shape conv_out_dims(const OpCtx& c, ConvAttrs& a, const Shape& in) {
       a.pads[i] = a.auto_pad == AutoPad::SameUpper ? small : total - small;
       a.pads[i + a.nd] = total - a.pads[i];
     } else {
-      out[i] = floor_div(in[i] + a.pads[i] + a.pads[i + a.nd] - k, s) + 1;
+      int64_t span = in[i] + a.pads[i] + a.pads[i + a.nd] - k;
+      out[i] = (a.ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1;
+      if (a.ceil_mode && out[i] > 1 && (out[i] - 1) * s >= in[i] + a.pads[i]) --out[i];  // starts in the end pad
     }
     if (out[i] < 1)
       c.fail("spatial axis " + std::to_string(i) + ": input size " + std::to_string(in[i]) +
@@ -399,19 +402,23 @@ const OpDef kOps[] = {
 
 }  // namespace
 
-ConvGeometry conv_geometry(const OpCtx& c, const Shape& x, const Shape& w, bool transpose) {
-  int64_t nd = static_cast<int64_t>(x.size()) - 2;
-  ConvAttrs a = parse_attrs(c, nd, spatial(w), transpose);
+static ConvGeometry geometry_of(const ConvAttrs& a, Shape out_spatial) {
   ConvGeometry g;
-  g.out_spatial = transpose ? conv_transpose_out_dims(c, a, spatial(x)) : conv_out_dims(c, a, spatial(x));
+  g.out_spatial = std::move(out_spatial);
   g.group = a.group;
   g.kernel = a.kernel;
   g.strides = a.strides;
   g.dilations = a.dilations;
-  g.pads_begin.assign(a.pads.begin(), a.pads.begin() + nd);
-  g.pads_end.assign(a.pads.begin() + nd, a.pads.end());
+  g.pads_begin.assign(a.pads.begin(), a.pads.begin() + a.nd);
+  g.pads_end.assign(a.pads.begin() + a.nd, a.pads.end());
   g.output_padding = a.output_padding;
   return g;
+}
+
+ConvGeometry conv_geometry(const OpCtx& c, const Shape& x, const Shape& w, bool transpose) {
+  int64_t nd = static_cast<int64_t>(x.size()) - 2;
+  ConvAttrs a = parse_attrs(c, nd, spatial(w), transpose);
+  return geometry_of(a, transpose ? conv_transpose_out_dims(c, a, spatial(x)) : conv_out_dims(c, a, spatial(x)));
 }
 
 // Pools: kernel_shape is required and there are no weights. ceil_mode counts a last partial
@@ -420,47 +427,14 @@ ConvGeometry pool_geometry(const OpCtx& c, const Shape& x) {
   int64_t nd = static_cast<int64_t>(x.size()) - 2;
   if (nd < 1) c.fail("input must be [N, C, D1, ...], got rank " + std::to_string(x.size()));
   c.attr_required("kernel_shape");
-  ConvAttrs a;
-  a.nd = nd;
-  a.auto_pad = parse_auto_pad(c);
-  a.kernel = ints_of_length(c, "kernel_shape", nd, 1, 1, kMaxStep);
-  a.strides = ints_of_length(c, "strides", nd, 1, 1, kMaxStep);
-  a.dilations = ints_of_length(c, "dilations", nd, 1, 1, kMaxStep);
-  a.pads = ints_of_length(c, "pads", 2 * nd, 0, 0);
-  if (a.auto_pad != AutoPad::NotSet && std::any_of(a.pads.begin(), a.pads.end(), [](int64_t p) { return p != 0; }))
-    c.fail("pads cannot be used together with auto_pad " + c.attr_string("auto_pad", ""));
+  ConvAttrs a = parse_attrs(c, nd, Shape(nd, -1), false);
   int64_t ceil_mode = c.attr_int("ceil_mode", 0);
   if (ceil_mode != 0 && ceil_mode != 1) c.fail("ceil_mode must be 0 or 1, got " + std::to_string(ceil_mode));
+  a.ceil_mode = ceil_mode == 1;
   for (int64_t i = 0; i < nd; ++i)
     if (a.pads[i] >= dilated(a, i) || a.pads[i + nd] >= dilated(a, i))
       c.fail("pads " + shape_str(a.pads) + " must be smaller than the kernel " + shape_str(a.kernel) + " on each axis");
-  Shape in(x.begin() + 2, x.end());
-  Shape out(nd, -1);
-  for (int64_t i = 0; i < nd; ++i) {
-    if (in[i] < 0) continue;
-    int64_t k = dilated(a, i), s = a.strides[i];
-    if (a.auto_pad == AutoPad::SameUpper || a.auto_pad == AutoPad::SameLower) {
-      out[i] = ceil_div(in[i], s);
-      int64_t total = std::max<int64_t>(0, (out[i] - 1) * s + k - in[i]), small = total / 2;
-      a.pads[i] = a.auto_pad == AutoPad::SameUpper ? small : total - small;
-      a.pads[i + nd] = total - a.pads[i];
-      continue;
-    }
-    int64_t span = in[i] + a.pads[i] + a.pads[i + nd] - k;
-    out[i] = (ceil_mode ? ceil_div(span, s) : floor_div(span, s)) + 1;
-    if (ceil_mode && out[i] > 1 && (out[i] - 1) * s >= in[i] + a.pads[i]) --out[i];
-    if (out[i] < 1)
-      c.fail("spatial axis " + std::to_string(i) + ": input size " + std::to_string(in[i]) + " with pads " +
-             shape_str(a.pads) + " is smaller than the dilated kernel (" + std::to_string(k) + ")");
-  }
-  ConvGeometry g;
-  g.out_spatial = out;
-  g.kernel = a.kernel;
-  g.strides = a.strides;
-  g.dilations = a.dilations;
-  g.pads_begin.assign(a.pads.begin(), a.pads.begin() + nd);
-  g.pads_end.assign(a.pads.begin() + nd, a.pads.end());
-  return g;
+  return geometry_of(a, conv_out_dims(c, a, spatial(x)));
 }
 
 std::span<const OpDef> conv_ops() { return kOps; }

@@ -154,32 +154,26 @@ void infer_bit_shift(InferCtx& c) {
   if (d != "LEFT" && d != "RIGHT") c.fail("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + d + "\"");
 }
 
-// IsInf answers for +inf and -inf as detect_positive and detect_negative say (both by default).
-void infer_is_inf(InferCtx& c) {
-  require_types(c, 0, kIsInfTypes);
-  c.attr_int("detect_positive", 1);
-  c.attr_int("detect_negative", 1);
+// IsNaN and IsInf: a bool of the input's shape, from a test of each float value. IsInf answers
+// for +inf and -inf as detect_positive and detect_negative say (both by default).
+void infer_float_test(InferCtx& c, TypeHistory h) {
+  require_types(c, 0, h);
+  for (const char* a : {"detect_positive", "detect_negative"})
+    if (c.has_attr(a)) c.attr_int(a, 1);  // checks the attribute's kind
   c.out[0] = TypeInfo{DType::boolean, c.input(0).rank_known, c.input(0).dims};
+}
+
+template <class Test>
+void ref_float_test(RefCtx& c, Test test) {
+  const RefTensor& x = c.input(0);
+  RefTensor out(DType::boolean, x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) out.i[k] = test(x.f[k]);
+  c.out[0] = std::move(out);
 }
 
 void ref_is_inf(RefCtx& c) {
   bool pos = c.attr_int("detect_positive", 1) != 0, neg = c.attr_int("detect_negative", 1) != 0;
-  const RefTensor& x = c.input(0);
-  RefTensor out(DType::boolean, x.shape);
-  for (int64_t k = 0; k < x.numel(); ++k) out.i[k] = std::isinf(x.f[k]) && (x.f[k] > 0 ? pos : neg);
-  c.out[0] = std::move(out);
-}
-
-void infer_is_nan(InferCtx& c) {
-  require_types(c, 0, kIsNanTypes);
-  c.out[0] = TypeInfo{DType::boolean, c.input(0).rank_known, c.input(0).dims};
-}
-
-void ref_is_nan(RefCtx& c) {
-  const RefTensor& x = c.input(0);
-  RefTensor out(DType::boolean, x.shape);
-  for (int64_t k = 0; k < x.numel(); ++k) out.i[k] = std::isnan(x.f[k]);
-  c.out[0] = std::move(out);
+  ref_float_test(c, [&](double v) { return std::isinf(v) && (v > 0 ? pos : neg); });
 }
 
 double sigmoid(double x) {
@@ -493,8 +487,22 @@ const OpDef kOps[] = {
      {},
      [](InferCtx& c) { infer_unary(c, kRoundTypes); },
      [](RefCtx& c) { ref_float_unary(c, [](double x) { return std::nearbyint(x); }); }},  // halves to even
-    {"IsNaN", 1, 1, 1, 1, {}, infer_is_nan, ref_is_nan},
-    {"IsInf", 1, 1, 1, 1, {"detect_positive", "detect_negative"}, infer_is_inf, ref_is_inf},
+    {"IsNaN",
+     1,
+     1,
+     1,
+     1,
+     {},
+     [](InferCtx& c) { infer_float_test(c, kIsNanTypes); },
+     [](RefCtx& c) { ref_float_test(c, [](double v) { return std::isnan(v); }); }},
+    {"IsInf",
+     1,
+     1,
+     1,
+     1,
+     {"detect_positive", "detect_negative"},
+     [](InferCtx& c) { infer_float_test(c, kIsInfTypes); },
+     ref_is_inf},
     {"Reciprocal",
      1,
      1,

@@ -1,6 +1,7 @@
 // Host tensors: Tensor holds the model's bytes; RefTensor holds the float64 / int64 values
 // the reference interpreter computes with.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -43,6 +44,11 @@ struct RefTensor {
   // dst[k] = src[j] for same-dtype tensors; the primitive of every data-movement op.
   void copy_elem(int64_t k, const RefTensor& src, int64_t j) {
     if (is_float()) f[k] = src.f[j]; else i[k] = src.i[j];
+  }
+  // n elements from src[j] on to this[k] on (the ranges do not overlap).
+  void copy_run(int64_t k, const RefTensor& src, int64_t j, int64_t n) {
+    if (is_float()) std::copy_n(src.f.begin() + j, n, f.begin() + k);
+    else std::copy_n(src.i.begin() + j, n, i.begin() + k);
   }
 };
 

@@ -72,5 +72,7 @@ int64_t saturate_to_dtype(double v, DType t);
 // `v` kept in full precision but not past the range of float type `t`: a value that rounds to
 // +-Inf or +-0 in `t` takes that value, as any engine computing in `t` gives it.
 double clamp_to_range(double v, DType t);
+// clamp_to_range over a whole tensor's values.
+void clamp_to_range(std::vector<double>& values, DType t);
 
 }  // namespace lockstep

@@ -64,8 +64,7 @@ std::vector<RefTensor> run_reference(const Graph& g, const TensorMap& inputs,
                " for output " + std::to_string(k) + ", shape rule said " + t.str());
       // Full precision, but not past the output type's range (an f16 sum of 60000 + 60000 is
       // +Inf, as every target computes it, not 120000 for the next node to bring back).
-      if (c.out[k].is_float())
-        for (double& x : c.out[k].f) x = clamp_to_range(x, c.out[k].dtype);
+      if (c.out[k].is_float()) clamp_to_range(c.out[k].f, c.out[k].dtype);
       if (opts.on_value) opts.on_value(v, c.out[k]);
       if (last[v] >= 0) vals[v] = std::move(c.out[k]);  // unread outputs are dropped
     }

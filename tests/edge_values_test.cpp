@@ -176,7 +176,11 @@ bool contraction(const std::string& op) {
                                             "RMSNormalization",
                                             "LpNormalization",
                                             "AveragePool",
-                                            "LpPool"};
+                                            "LpPool",
+                                            "NegativeLogLikelihoodLoss",
+                                            "SoftmaxCrossEntropyLoss",
+                                            "Resize",
+                                            "Upsample"};
   return ops.count(op) > 0;
 }
 

@@ -16,6 +16,12 @@ Tensor ints_tensor(const std::vector<int64_t>& v) {
   return t;
 }
 
+Tensor floats_tensor(const std::vector<float>& v) {
+  Tensor t(DType::f32, {static_cast<int64_t>(v.size())});
+  for (size_t k = 0; k < v.size(); ++k) t.data<float>()[k] = v[k];
+  return t;
+}
+
 Graph build_case(const OpCase& c) {
   GraphBuilder b(c.opset);
   std::vector<int> ins(c.inputs.size() + c.constants.size(), -1);

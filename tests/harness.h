@@ -40,5 +40,6 @@ CaseOutcome run_case(const OpCase& c, const std::string& target);
 std::vector<OpCase> standard_cases();
 // Small tensor helpers for writing cases.
 Tensor ints_tensor(const std::vector<int64_t>& v);
+Tensor floats_tensor(const std::vector<float>& v);
 
 }  // namespace lockstep

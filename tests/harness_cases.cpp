@@ -2,6 +2,7 @@
 // (1-D Conv, ConvTranspose, Slice/flip, Split, Concat, the gate) and real exporters use.
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "harness.h"
 
@@ -123,6 +124,72 @@ void add_movement(std::vector<OpCase>& cs) {
                       {},
                       {{"batch_dims", attr_int(1)}},
                       13});
+  // Class 2 (or 0) ignored; weights in [0.5, 1.5); SCE's second output is the log-softmax.
+  cs.push_back(OpCase{"NegativeLogLikelihoodLoss none weighted",
+                      "NegativeLogLikelihoodLoss",
+                      {In{F, {3, 5, 4}}, In{DType::i64, {3, 4}, 0, 5}, In{F, {5}, 0.5, 1.5}},
+                      {},
+                      {{"reduction", attr_string("none")}, {"ignore_index", attr_int(2)}},
+                      13});
+  cs.push_back(OpCase{"NegativeLogLikelihoodLoss mean",
+                      "NegativeLogLikelihoodLoss",
+                      {In{F, {6, 7}}, In{DType::i32, {6}, 0, 7}},
+                      {},
+                      {},
+                      13});
+  cs.push_back(OpCase{"SoftmaxCrossEntropyLoss mean weighted log_prob",
+                      "SoftmaxCrossEntropyLoss",
+                      {In{F, {2, 5, 3, 2}}, In{DType::i64, {2, 3, 2}, 0, 5}, In{F, {5}, 0.5, 1.5}},
+                      {},
+                      {{"ignore_index", attr_int(0)}},
+                      13,
+                      2});
+  cs.push_back(OpCase{"SoftmaxCrossEntropyLoss sum",
+                      "SoftmaxCrossEntropyLoss",
+                      {In{F, {4, 10}, -4, 4}, In{DType::i64, {4}, 0, 10}},
+                      {},
+                      {{"reduction", attr_string("sum")}},
+                      13});
+  // Resize: scales or sizes (and a crop's roi) are constants; an empty roi or scales is "not given".
+  auto resize = [&](const char* name, In x, Tensor roi, Tensor scales, std::optional<Tensor> sizes, Attrs attrs,
+                    int opset) {
+    cs.push_back(OpCase{name, "Resize", {x}, {}, std::move(attrs), opset});
+    cs.back().constants = {{1, std::move(roi)}, {2, std::move(scales)}};
+    if (sizes) cs.back().constants.push_back({3, *sizes});
+  };
+  resize("Resize linear antialias axes", In{F, {2, 3, 8, 10}}, floats_tensor({}), floats_tensor({0.5f, 0.6f}), {},
+         {{"mode", attr_string("linear")}, {"antialias", attr_int(1)}, {"axes", attr_ints({2, 3})}}, 18);
+  resize("Resize cubic upsample", In{F, {1, 2, 5, 4}}, floats_tensor({}), floats_tensor({1, 1, 1.6f, 2.5f}), {},
+         {{"mode", attr_string("cubic")}}, 13);
+  resize("Resize cubic antialias exclude_outside", In{F, {1, 1, 9, 7}}, floats_tensor({}),
+         floats_tensor({1, 1, 0.45f, 0.7f}), {},
+         {{"mode", attr_string("cubic")}, {"antialias", attr_int(1)}, {"exclude_outside", attr_int(1)}}, 18);
+  resize("Resize nearest crop extrapolation", In{F, {1, 1, 6, 7}}, floats_tensor({0, 0, 0.2f, -0.1f, 1, 1, 0.9f, 1.3f}),
+         floats_tensor({}), ints_tensor({1, 1, 5, 9}),
+         {{"coordinate_transformation_mode", attr_string("tf_crop_and_resize")},
+          {"extrapolation_value", attr_float(7.5f)}},
+         13);
+  resize("Resize linear crop", In{F, {1, 2, 5, 6}}, floats_tensor({0, 0, 0.1f, 0.3f, 1, 1, 1.2f, 0.8f}),
+         floats_tensor({}), ints_tensor({1, 2, 7, 4}),
+         {{"mode", attr_string("linear")}, {"coordinate_transformation_mode", attr_string("tf_crop_and_resize")}}, 13);
+  resize("Resize linear not_smaller half_pixel_symmetric", In{F, {1, 3, 7, 5}}, floats_tensor({}), floats_tensor({}),
+         ints_tensor({4, 9}),
+         {{"mode", attr_string("linear")},
+          {"axes", attr_ints({2, 3})},
+          {"keep_aspect_ratio_policy", attr_string("not_smaller")},
+          {"coordinate_transformation_mode", attr_string("half_pixel_symmetric")}},
+         19);
+  resize("Resize nearest int32 asymmetric ceil", In{DType::i32, {2, 3, 4}, -100, 100}, floats_tensor({}),
+         floats_tensor({1, 2.5f, 0.75f}), {},
+         {{"coordinate_transformation_mode", attr_string("asymmetric")}, {"nearest_mode", attr_string("ceil")}}, 13);
+  cs.push_back(OpCase{"Upsample nearest", "Upsample", {In{F, {1, 2, 3, 4}}}, {}, {}, 9});
+  cs.back().constants = {{1, floats_tensor({1, 1, 2, 3})}};
+  cs.push_back(OpCase{"Upsample linear",
+                      "Upsample",
+                      {In{F, {1, 2, 3, 4}}},
+                      {},
+                      {{"mode", attr_string("linear")}, {"scales", attr_floats({1, 1, 2.5, 1.5})}},
+                      7});
   cs.push_back(OpCase{"EyeLike k -1", "EyeLike", {In{DType::i32, {4, 6}}}, {}, {{"k", attr_int(-1)}}});
 }
 

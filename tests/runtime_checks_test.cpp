@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_codegen.h"
@@ -104,6 +105,35 @@ TEST_P(RuntimeChecks, GatherNDAgreesAndOutOfRangeIsAnErrorNamingTheNode) {
   std::string msg = error_of([&] { p->run(pick_inputs({2, 0, 0, 4})); });
   EXPECT_NE(msg.find("node 'pick': 2 GatherND indices out of range"), std::string::npos) << msg;
   EXPECT_NE(error_of([&] { run_reference(g, pick_inputs({2, 0, 0, 4})); }).find("out of range"), std::string::npos);
+}
+
+// NegativeLogLikelihoodLoss(x, t) with x [2,4] (x[n][c] = 10 (4n + c)), targets [2], class -1
+// ignored, the mean over the samples kept.
+TEST_P(RuntimeChecks, LossTargetsAgreeAndAClassOutOfRangeIsAnErrorNamingTheNode) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, {dim(2), dim(4)});
+  int t = b.input("t", DType::i64, {dim(2)});
+  b.output(b.op("NegativeLogLikelihoodLoss", "loss", {x, t}, {{"ignore_index", attr_int(-1)}}));
+  Graph g = b.finish();
+  auto feed = [](int64_t t0, int64_t t1) {
+    TensorMap in = pick_inputs({0, 0, 0, 0});
+    Tensor t(DType::i64, {2});
+    t.data<int64_t>()[0] = t0;
+    t.data<int64_t>()[1] = t1;
+    in.erase("idx");
+    in["t"] = t;
+    return in;
+  };
+  auto p = compile(g, GetParam());
+  using Case = std::tuple<int64_t, int64_t, float>;
+  for (auto [t0, t1, want] : {Case{3, -1, -30.0f}, Case{1, 0, -25.0f}}) {  // -x[0][3]; -(10 + 40) / 2
+    EXPECT_EQ(p->run(feed(t0, t1))[0].data<float>()[0], want) << t0 << " " << t1;
+    EXPECT_EQ(run_reference(g, feed(t0, t1))[0].f[0], want) << t0 << " " << t1;
+  }
+  std::string msg = error_of([&] { p->run(feed(4, -2)); });
+  EXPECT_NE(msg.find("node 'loss': 2 NegativeLogLikelihoodLoss targets not a class in [0, 4)"), std::string::npos)
+      << msg;
+  EXPECT_NE(error_of([&] { run_reference(g, feed(4, -2)); }).find("is not a class in [0, 4)"), std::string::npos);
 }
 
 // quot = Div(a, d), int64, both run-time inputs of shape [2,3].
@@ -288,6 +318,34 @@ TEST_P(Respecialise, AValueThatDecidesAShapeCompilesAgainAndBack) {
     ASSERT_EQ(out[0].shape, (Shape{axis == 1 ? 2 : 3})) << axis;
     std::vector<float> want = axis == 1 ? std::vector<float>{6, 15} : std::vector<float>{5, 7, 9};
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(out[0].data<float>()[k], want[k]) << axis << " " << k;
+  }
+}
+
+// y = Resize(x, scales) (nearest, asymmetric) with the scales a float graph input: they decide
+// y's shape, so a new value compiles again, like an integer shape parameter.
+TEST_P(Respecialise, ResizeScalesFromAGraphInputCompileAgain) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, {dim(1), dim(2), dim(3)});
+  int roi = b.initializer("roi", Tensor(DType::f32, {0}));
+  int scales = b.input("scales", DType::f32, {dim(3)});
+  b.output(b.op("Resize", "resize", {x, roi, scales}, {{"coordinate_transformation_mode", attr_string("asymmetric")}}));
+  Graph g = b.finish();
+  auto p = compile(g, GetParam());
+  Tensor xt(DType::f32, {1, 2, 3});
+  for (int k = 0; k < 6; ++k) xt.data<float>()[k] = static_cast<float>(k + 1);
+  using Case = std::pair<std::vector<float>, std::vector<float>>;
+  for (const auto& [sc, want] : {Case{{1, 1, 2}, {1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}}, Case{{1, 0.5f, 0.5f}, {1}},
+                                 Case{{1, 1, 2}, {1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}}}) {
+    Tensor st(DType::f32, {3});
+    for (int k = 0; k < 3; ++k) st.data<float>()[k] = sc[k];
+    TensorMap in = {{"x", xt}, {"scales", st}};
+    std::vector<Tensor> out = p->run(in);
+    ASSERT_EQ(out[0].numel(), static_cast<int64_t>(want.size())) << sc[2];
+    std::vector<RefTensor> ref = run_reference(g, in);
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(out[0].data<float>()[k], want[k]) << sc[2] << " " << k;
+      EXPECT_EQ(ref[0].f[k], want[k]) << sc[2] << " " << k;
+    }
   }
 }
 

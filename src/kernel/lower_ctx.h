@@ -38,5 +38,7 @@ bool lower_reduce(Lowering& L, int n);
 bool lower_activation(Lowering& L, int n);
 bool lower_normalization(Lowering& L, int n);
 bool lower_pool(Lowering& L, int n);
+bool lower_losses(Lowering& L, int n);
+bool lower_resizes(Lowering& L, int n);
 
 }  // namespace lockstep::kir

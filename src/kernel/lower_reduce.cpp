@@ -109,11 +109,14 @@ SoftmaxRows softmax_rows(Lowering& L, int n) {
   return {x, node.outputs[0], rank, axes, rows_of(L.shape(x), axes)};
 }
 
+}  // namespace
+
 // Softmax and LogSoftmax as three kernels: row max, sum of exp(x - max), then the result.
-void lower_softmax(Lowering& L, int n, bool log) {
-  auto [x, y, rank, axes, rows] = softmax_rows(L, n);
-  DType t = L.type(y).dtype;
+ExprP softmax_widened(Lowering& L, int n, int x, const std::vector<int64_t>& axes, bool log) {
+  DType t = L.type(x).dtype;
+  size_t rank = L.shape(x).size();
   int r = static_cast<int>(rank);
+  Rows rows = rows_of(L.shape(x), axes);
   std::vector<ExprP> kept_idx = kept_index(rank, axes, true);
   int mx = row_fold(L, n, x, axes, Fn::Max);
   ExprP shifted =
@@ -122,7 +125,14 @@ void lower_softmax(Lowering& L, int n, bool log) {
   int sm = L.emit_temp(n, wt, rows.kept, reduce(Fn::Add, unary(Fn::Exp, shifted), r, rows.extents));
   ExprP s = sub(widened(L.read(x, out_vars(rank))), widened(load(mx, rows.kept, t, kept_idx)));
   ExprP total = load(sm, rows.kept, wt, kept_idx);
-  L.emit(n, y, narrowed(log ? sub(s, unary(Fn::Log, total)) : binary(Fn::Div, unary(Fn::Exp, s), total), t));
+  return log ? sub(s, unary(Fn::Log, total)) : binary(Fn::Div, unary(Fn::Exp, s), total);
+}
+
+namespace {
+
+void lower_softmax(Lowering& L, int n, bool log) {
+  auto [x, y, rank, axes, rows] = softmax_rows(L, n);
+  L.emit(n, y, narrowed(softmax_widened(L, n, x, axes, log), L.type(y).dtype));
 }
 
 // Each row's index (flat over `axes`) of its first extreme, or last with `last`, in an int64

@@ -21,4 +21,8 @@ Rows rows_of(const Shape& xs, const std::vector<int64_t>& axes);
 // Each row folded by fn (Max, Min) into a temp of the kept shape; returns the buffer.
 int row_fold(Lowering& L, int n, int x, const std::vector<int64_t>& axes, Fn fn);
 
+// Softmax (or LogSoftmax) of `x` over `axes` at the output's vars, in the widened type:
+// callers narrow it once where they store.
+ExprP softmax_widened(Lowering& L, int n, int x, const std::vector<int64_t>& axes, bool log);
+
 }  // namespace lockstep::kir

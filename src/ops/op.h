@@ -106,5 +106,7 @@ std::span<const OpDef> activation_ops();
 std::span<const OpDef> cumulative_ops();
 std::span<const OpDef> normalization_ops();
 std::span<const OpDef> pool_ops();
+std::span<const OpDef> loss_ops();
+std::span<const OpDef> resize_ops();
 
 }  // namespace lockstep

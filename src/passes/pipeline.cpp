@@ -62,7 +62,18 @@ namespace {
 
 constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
 
-bool may_decide_shapes(const Tensor& t) { return !dtype_is_float(t.dtype) && t.numel() <= kMaxSpecialised; }
+// A float input decides shapes only as a Resize's or Upsample's scales or roi.
+bool resize_parameter(const Graph& g, int v) {
+  for (const Node& n : g.nodes)
+    if (n.op_type == "Resize" || n.op_type == "Upsample")
+      for (size_t k = 1; k < n.inputs.size(); ++k)
+        if (n.inputs[k] == v) return true;
+  return false;
+}
+
+bool may_decide_shapes(const Graph& g, int v, const Tensor& t) {
+  return t.numel() <= kMaxSpecialised && (!dtype_is_float(t.dtype) || resize_parameter(g, v));
+}
 
 // An input value the lowering needs when compiling that is not known yet: the small integer
 // inputs are then specialised on, as when they decide shapes.
@@ -83,7 +94,7 @@ std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, cons
   for (const TypeInfo& t : plain.type) all_known &= t.dtype == DType::undefined || t.fully_known();
   if (all_known && !lowering_needs_values(g, plain)) return values;
   for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (may_decide_shapes(*inputs[k])) values[k] = to_ref(*inputs[k]);
+    if (may_decide_shapes(g, g.inputs[k], *inputs[k])) values[k] = to_ref(*inputs[k]);
   return values;
 }
 
@@ -95,7 +106,7 @@ std::string input_signature(const Graph& g, const TensorMap& inputs) {
     const Tensor& t = it->second;
     sig += std::to_string(static_cast<int>(t.dtype)) + ":";
     for (int64_t d : t.shape) sig += std::to_string(d) + ",";
-    if (may_decide_shapes(t)) sig.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+    if (may_decide_shapes(g, v, t)) sig.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
     sig += ";";
   }
   return sig;
@@ -107,7 +118,9 @@ bool Specialisation::operator==(const Specialisation& o) const {
     if (types[k].dtype != o.types[k].dtype || types[k].dims != o.types[k].dims) return false;
   for (size_t k = 0; k < values.size(); ++k) {
     if (values[k].has_value() != o.values[k].has_value()) return false;
-    if (values[k] && (values[k]->shape != o.values[k]->shape || values[k]->i != o.values[k]->i)) return false;
+    if (values[k] &&
+        (values[k]->shape != o.values[k]->shape || values[k]->i != o.values[k]->i || values[k]->f != o.values[k]->f))
+      return false;
   }
   return true;
 }

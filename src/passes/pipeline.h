@@ -53,8 +53,9 @@ struct Specialisation {
 Specialisation specialisation_for(const Graph& g, const TensorMap& inputs);
 
 // What specialisation_for depends on, as bytes: each graph input's dtype and shape, and the
-// values of the small integer inputs that may decide shapes. Inputs with the signature of
-// the last compile need no new binding (a run skips shape inference); "" if one is missing.
+// values of the small integer inputs that may decide shapes (and of a Resize's float scales
+// and roi). Inputs with the signature of the last compile need no new binding (a run skips
+// shape inference); "" if one is missing.
 std::string input_signature(const Graph& g, const TensorMap& inputs);
 
 // run_pipeline for one specialisation.

@@ -3,6 +3,7 @@
 // graph, run on every target and compared with `ref`. Unsupported combinations are
 // reported, not failed; checked execution surrounds buffers with sentinels.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct OpCase {
   Attrs attrs;
   int opset = 17;
   int outputs = 1;
+  std::vector<size_t> omitted;  // node input positions left empty (optional inputs not given)
+  size_t node_inputs() const { return inputs.size() + constants.size() + omitted.size(); }
+  bool is_omitted(size_t k) const { return std::find(omitted.begin(), omitted.end(), k) != omitted.end(); }
 };
 
 struct CaseOutcome {

@@ -193,6 +193,92 @@ void add_movement(std::vector<OpCase>& cs) {
   cs.push_back(OpCase{"EyeLike k -1", "EyeLike", {In{DType::i32, {4, 6}}}, {}, {{"k", attr_int(-1)}}});
 }
 
+// Attention: both layouts, grouped heads, each mask kind (a float mask, a boolean one, one
+// shorter than the keys), the cache, key padding with a window, softcap and the scores output.
+void add_attention(std::vector<OpCase>& cs) {
+  const DType F = DType::f32, B = DType::boolean;
+  auto attn = [&](const char* name, std::vector<In> ins, Attrs attrs, int opset = 23, int outputs = 1,
+                  std::vector<size_t> omitted = {}) {
+    cs.push_back(OpCase{name, "Attention", std::move(ins), {}, std::move(attrs), opset, outputs, std::move(omitted)});
+  };
+  attn("Attention 4d", {In{F, {2, 3, 4, 8}}, In{F, {2, 3, 6, 8}}, In{F, {2, 3, 6, 8}}}, {});
+  attn("Attention 3d gqa causal", {In{F, {2, 5, 32}}, In{F, {2, 7, 16}}, In{F, {2, 7, 24}}},
+       {{"q_num_heads", attr_int(4)}, {"kv_num_heads", attr_int(2)}, {"is_causal", attr_int(1)}});
+  attn("Attention float mask softcap scores with bias",
+       {In{F, {1, 2, 4, 8}, -3, 3}, In{F, {1, 2, 6, 8}, -3, 3}, In{F, {1, 2, 6, 8}}, In{F, {4, 6}}},
+       {{"softcap", attr_float(2.0f)}, {"qk_matmul_output_mode", attr_int(2)}}, 23, 4);
+  attn("Attention bool mask rank 3 causal",
+       {In{F, {2, 3, 4, 8}}, In{F, {2, 3, 6, 8}}, In{F, {2, 3, 6, 8}}, In{B, {3, 4, 6}}}, {{"is_causal", attr_int(1)}});
+  attn("Attention cache short mask softmax out",
+       {In{F, {2, 2, 3, 8}}, In{F, {2, 2, 4, 8}}, In{F, {2, 2, 4, 5}}, In{F, {2, 1, 3, 6}}, In{F, {2, 2, 3, 8}},
+        In{F, {2, 2, 3, 5}}},
+       {{"qk_matmul_output_mode", attr_int(3)}, {"scale", attr_float(0.2f)}}, 23, 4);
+  attn("Attention padded keys window",
+       {In{F, {3, 2, 3, 8}}, In{F, {3, 1, 7, 8}}, In{F, {3, 1, 7, 8}}, In{DType::i64, {3}, 3, 8}},
+       {{"is_causal", attr_int(1)}, {"left_window_size", attr_int(2)}, {"right_window_size", attr_int(1)}}, 25, 1,
+       {3, 4, 5});
+  attn("Attention float16 causal cache",
+       {In{DType::f16, {1, 2, 3, 4}}, In{DType::f16, {1, 2, 3, 4}}, In{DType::f16, {1, 2, 3, 4}},
+        In{DType::f16, {1, 2, 2, 4}}, In{DType::f16, {1, 2, 2, 4}}},
+       {{"is_causal", attr_int(1)}}, 23, 3, {3});
+  // RotaryEmbedding: caches by position (run-time indices) or per token, halves or neighbours.
+  cs.push_back(OpCase{"RotaryEmbedding positions",
+                      "RotaryEmbedding",
+                      {In{F, {2, 3, 5, 8}}, In{F, {9, 4}}, In{F, {9, 4}}, In{DType::i64, {2, 5}, 0, 9}},
+                      {},
+                      {},
+                      23});
+  cs.push_back(OpCase{"RotaryEmbedding 3d interleaved part",
+                      "RotaryEmbedding",
+                      {In{F, {2, 5, 24}}, In{F, {2, 5, 2}}, In{F, {2, 5, 2}}},
+                      {},
+                      {{"num_heads", attr_int(3)}, {"interleaved", attr_int(1)}, {"rotary_embedding_dim", attr_int(4)}},
+                      23});
+}
+
+// The scatters: run-time indices that repeat (the later update wins, or they fold in order).
+void add_scatters(std::vector<OpCase>& cs) {
+  const DType F = DType::f32, I = DType::i64;
+  auto scatter = [&](const char* name, const char* op, std::vector<In> ins, Attrs attrs, int opset) {
+    cs.push_back(OpCase{name, op, std::move(ins), {}, std::move(attrs), opset});
+  };
+  scatter("ScatterElements axis 1 repeats", "ScatterElements", {In{F, {3, 5}}, In{I, {3, 4}, -5, 5}, In{F, {3, 4}}},
+          {{"axis", attr_int(1)}}, 13);
+  scatter("ScatterElements add", "ScatterElements", {In{F, {4, 3}}, In{I, {6, 3}, 0, 4}, In{F, {6, 3}}},
+          {{"reduction", attr_string("add")}}, 16);
+  scatter("ScatterElements int32 min", "ScatterElements",
+          {In{DType::i32, {2, 3, 4}, -9, 9}, In{DType::i32, {2, 3, 2}, -4, 4}, In{DType::i32, {2, 3, 2}, -9, 9}},
+          {{"axis", attr_int(-1)}, {"reduction", attr_string("min")}}, 18);
+  scatter("ScatterND slices", "ScatterND", {In{F, {5, 3, 2}}, In{I, {4, 1}, -5, 5}, In{F, {4, 3, 2}}}, {}, 13);
+  scatter("ScatterND mul pairs", "ScatterND", {In{F, {3, 4}}, In{I, {2, 3, 2}, 0, 3}, In{F, {2, 3}}},
+          {{"reduction", attr_string("mul")}}, 16);
+  scatter("ScatterND max", "ScatterND", {In{F, {4, 4}}, In{I, {5, 1}, 0, 4}, In{F, {5, 4}}},
+          {{"reduction", attr_string("max")}}, 18);
+  scatter("Scatter", "Scatter", {In{F, {3, 3}}, In{I, {2, 3}, 0, 3}, In{F, {2, 3}}}, {}, 10);
+  // TopK: k a constant; values that tie (integers in a small range) keep their index order.
+  cs.push_back(OpCase{"TopK largest", "TopK", {In{F, {3, 9}}}, {}, {}, 11, 2});
+  cs.back().constants = {{1, ints_tensor({4})}};
+  cs.push_back(OpCase{"TopK smallest axis 0 ties",
+                      "TopK",
+                      {In{DType::i32, {7, 3}, -3, 3}},
+                      {},
+                      {{"axis", attr_int(0)}, {"largest", attr_int(0)}},
+                      11,
+                      2});
+  cs.back().constants = {{1, ints_tensor({5})}};
+  cs.push_back(
+      OpCase{"SwiGLU alpha", "SwiGLU", {In{F, {3, 7}, -4, 4}, In{F, {3, 7}}}, {}, {{"alpha", attr_float(0.7f)}}, 28});
+  cs.push_back(OpCase{"CausalConvWithState bias state silu",
+                      "CausalConvWithState",
+                      {In{F, {2, 3, 9}}, In{F, {3, 1, 4}}, In{F, {3}}, In{F, {2, 3, 3}}},
+                      {},
+                      {{"activation", attr_string("silu")}},
+                      27,
+                      2});
+  cs.push_back(
+      OpCase{"CausalConvWithState", "CausalConvWithState", {In{F, {1, 4, 6}}, In{F, {4, 1, 3}}}, {}, {}, 27, 2});
+}
+
 void add_anchors(std::vector<OpCase>& cs) {
   cs.push_back(conv1d("Conv1d 1x1", 16, 24, 1, 50, {}));
   cs.push_back(conv1d("Conv1d k5 same", 8, 16, 5, 40, {{"pads", attr_ints({2, 2})}}));
@@ -294,6 +380,8 @@ std::vector<OpCase> standard_cases() {
   std::vector<OpCase> cs;
   add_elementwise(cs);
   add_movement(cs);
+  add_attention(cs);
+  add_scatters(cs);
   add_anchors(cs);
   return cs;
 }

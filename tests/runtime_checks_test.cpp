@@ -136,6 +136,65 @@ TEST_P(RuntimeChecks, LossTargetsAgreeAndAClassOutOfRangeIsAnErrorNamingTheNode)
   EXPECT_NE(error_of([&] { run_reference(g, feed(4, -2)); }).find("is not a class in [0, 4)"), std::string::npos);
 }
 
+Tensor floats(const Shape& s, const std::vector<float>& v) {
+  Tensor x(DType::f32, s);
+  std::copy(v.begin(), v.end(), x.data<float>());
+  return x;
+}
+
+Tensor int64s(const Shape& s, const std::vector<int64_t>& v) {
+  Tensor x(DType::i64, s);
+  std::copy(v.begin(), v.end(), x.data<int64_t>());
+  return x;
+}
+
+// One query, three keys all scoring 0: Y is the mean of the values of the first `keys` keys.
+TEST_P(RuntimeChecks, AttentionKeyCountsAgreeAndOneOutOfRangeIsAnErrorNamingTheNode) {
+  GraphBuilder b(24);
+  int q = b.input("q", DType::f32, {dim(1), dim(1), dim(1), dim(2)});
+  int k = b.input("k", DType::f32, {dim(1), dim(1), dim(3), dim(2)});
+  int v = b.input("v", DType::f32, {dim(1), dim(1), dim(3), dim(1)});
+  int keys = b.input("keys", DType::i64, {dim(1)});
+  b.output(b.op("Attention", "attn", {q, k, v, -1, -1, -1, keys}));
+  Graph g = b.finish();
+  auto feed = [](int64_t n) {
+    return TensorMap{{"q", floats({1, 1, 1, 2}, {1, 1})},
+                     {"k", floats({1, 1, 3, 2}, {0, 0, 0, 0, 0, 0})},
+                     {"v", floats({1, 1, 3, 1}, {1, 2, 6})},
+                     {"keys", int64s({1}, {n})}};
+  };
+  auto p = compile(g, GetParam());
+  for (auto [n, want] : {std::pair<int64_t, float>{2, 1.5f}, {3, 3.0f}}) {
+    EXPECT_EQ(p->run(feed(n))[0].data<float>()[0], want) << n;
+    EXPECT_EQ(static_cast<float>(run_reference(g, feed(n))[0].f[0]), want) << n;  // as stored
+  }
+  std::string msg = error_of([&] { p->run(feed(4)); });
+  EXPECT_NE(msg.find("node 'attn': 1 nonpad_kv_seqlen values not a key count in [0, 3]"), std::string::npos) << msg;
+  EXPECT_NE(error_of([&] { run_reference(g, feed(-1)); }).find("is not a key count in [0, 3]"), std::string::npos);
+}
+
+// [1, 0] turned by the caches' row: row 0 is no turn, row 1 a quarter turn.
+TEST_P(RuntimeChecks, RotaryPositionsAgreeAndOneOutOfRangeIsAnErrorNamingTheNode) {
+  GraphBuilder b(23);
+  int x = b.input("x", DType::f32, {dim(1), dim(1), dim(1), dim(2)});
+  int cos = b.initializer("cos", floats({2, 1}, {1, 0}));
+  int sin = b.initializer("sin", floats({2, 1}, {0, 1}));
+  int pos = b.input("pos", DType::i64, {dim(1), dim(1)});
+  b.output(b.op("RotaryEmbedding", "rope", {x, cos, sin, pos}));
+  Graph g = b.finish();
+  auto feed = [](int64_t at) { return TensorMap{{"x", floats({1, 1, 1, 2}, {1, 0})}, {"pos", int64s({1, 1}, {at})}}; };
+  auto p = compile(g, GetParam());
+  for (int64_t at : {0, 1}) {
+    Tensor y = p->run(feed(at))[0];
+    EXPECT_EQ(y.data<float>()[0], at ? 0.0f : 1.0f) << at;
+    EXPECT_EQ(y.data<float>()[1], at ? 1.0f : 0.0f) << at;
+    EXPECT_EQ(run_reference(g, feed(at))[0].f[1], at ? 1.0 : 0.0) << at;
+  }
+  std::string msg = error_of([&] { p->run(feed(2)); });
+  EXPECT_NE(msg.find("node 'rope': 1 position_ids not a row of the caches [0, 2)"), std::string::npos) << msg;
+  EXPECT_NE(error_of([&] { run_reference(g, feed(-1)); }).find("is not a row of the caches [0, 2)"), std::string::npos);
+}
+
 // quot = Div(a, d), int64, both run-time inputs of shape [2,3].
 Graph div_graph(DType t = DType::i64) {
   GraphBuilder b(14);

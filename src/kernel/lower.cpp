@@ -112,7 +112,8 @@ Plan lower_graph(const Graph& g, const GraphTypes& types) {
     }
     if (!lower_elementwise(L, n) && !lower_movement(L, n) && !lower_anchor(L, n) && !lower_reduce(L, n) &&
         !lower_activation(L, n) && !lower_normalization(L, n) && !lower_pool(L, n) && !lower_losses(L, n) &&
-        !lower_resizes(L, n))
+        !lower_resizes(L, n) && !lower_attention(L, n) && !lower_rotary(L, n) && !lower_scatters(L, n) &&
+        !lower_topks(L, n) && !lower_causal_convs(L, n))
       throw Unsupported(g.label(n) + ": no compiled lowering for this op yet");
   }
   bind_outputs(L);

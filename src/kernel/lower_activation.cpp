@@ -80,6 +80,9 @@ bool lower_activation(Lowering& L, int n) {
   } else if (node.op_type == "PRelu") {
     ExprP x = wide(0);
     body = select(lt(x, c(0, x)), value_arith(Fn::Mul, wide(1), x), x);
+  } else if (node.op_type == "SwiGLU") {
+    ExprP a = wide(0);
+    body = mul(mul(a, unary(Fn::Sigmoid, mul(c(o.attr_float("alpha", 1.0), a), a))), wide(1));
   } else {
     return false;
   }

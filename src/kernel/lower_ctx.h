@@ -30,6 +30,15 @@ struct Lowering {
 ExprP widened(ExprP e);
 ExprP narrowed(ExprP e, DType t);
 
+// An index read at run time, wrapped from [-len, 0) into range; `ok` says it is valid.
+struct GatherIndex {
+  ExprP i, ok;
+};
+// The index at `at` in `ind`, counted back from len when negative, and whether it is in range.
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, std::vector<ExprP> at);
+// The same with `ind` read at vars first_var.. (one per dim).
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var);
+
 // Families: each returns false when the op is not theirs.
 bool lower_elementwise(Lowering& L, int n);
 bool lower_movement(Lowering& L, int n);
@@ -40,5 +49,10 @@ bool lower_normalization(Lowering& L, int n);
 bool lower_pool(Lowering& L, int n);
 bool lower_losses(Lowering& L, int n);
 bool lower_resizes(Lowering& L, int n);
+bool lower_attention(Lowering& L, int n);
+bool lower_rotary(Lowering& L, int n);
+bool lower_scatters(Lowering& L, int n);
+bool lower_topks(Lowering& L, int n);
+bool lower_causal_convs(Lowering& L, int n);
 
 }  // namespace lockstep::kir

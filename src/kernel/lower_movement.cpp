@@ -10,6 +10,19 @@
 
 namespace lockstep::kir {
 
+// The index at `at` in `ind`, counted back from len when negative, and whether it is in range.
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, std::vector<ExprP> at) {
+  ExprP i = cast(L.read(ind, std::move(at)), DType::i64);
+  i = select(binary(Fn::Lt, i, icst(0)), add(i, icst(len)), i);
+  return {i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, icst(len)))};
+}
+
+GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
+  std::vector<ExprP> at;
+  for (size_t k = 0; k < L.shape(ind).size(); ++k) at.push_back(var(first_var + static_cast<int>(k)));
+  return gather_index(L, ind, len, std::move(at));
+}
+
 namespace {
 
 const std::set<std::string> kProbed = {"Reshape", "Flatten",      "Squeeze",     "Unsqueeze", "Transpose",
@@ -171,24 +184,6 @@ void lower_concat(Lowering& L, int n) {
   for (size_t p = parts.size() - 1; p-- > 0;)
     body = select(binary(Fn::Lt, var(static_cast<int>(axis)), icst(parts[p].first)), parts[p].second, body);
   L.emit(n, out, body);
-}
-
-// An index of a run-time Gather, wrapped from [-len, 0) into range; `ok` says it is valid.
-struct GatherIndex {
-  ExprP i, ok;
-};
-
-// The index at `at` in `ind`, counted back from len when negative, and whether it is in range.
-GatherIndex gather_index(Lowering& L, int ind, int64_t len, std::vector<ExprP> at) {
-  ExprP i = cast(L.read(ind, std::move(at)), DType::i64);
-  i = select(binary(Fn::Lt, i, icst(0)), add(i, icst(len)), i);
-  return {i, binary(Fn::And, binary(Fn::Le, icst(0), i), binary(Fn::Lt, i, icst(len)))};
-}
-
-GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
-  std::vector<ExprP> at;
-  for (size_t k = 0; k < L.shape(ind).size(); ++k) at.push_back(var(first_var + static_cast<int>(k)));
-  return gather_index(L, ind, len, std::move(at));
 }
 
 // Gather with indices known only at run time, and every GatherElements. An out-of-range

@@ -97,6 +97,28 @@ void ref_prelu(RefCtx& c) {
   c.out[0] = std::move(out);
 }
 
+// SwiGLU (opset 28): a * sigmoid(alpha * a) * b, of two inputs of one shape (no broadcasting).
+void infer_swiglu(InferCtx& c) {
+  require_types(c, 0, {{28, kFloat | kBf16}});
+  c.require_same_dtype(0, 1);
+  const TypeInfo &a = c.input(0), &b = c.input(1);
+  if (a.rank_known && b.rank_known) {
+    bool same = a.dims.size() == b.dims.size();
+    for (size_t k = 0; same && k < a.dims.size(); ++k) same = a.dims[k] < 0 || b.dims[k] < 0 || a.dims[k] == b.dims[k];
+    if (!same) c.fail("A " + a.str() + " and B " + b.str() + " must have one shape (SwiGLU does not broadcast)");
+  }
+  c.out[0] = a;
+}
+
+void ref_swiglu(RefCtx& c) {
+  const RefTensor &a = c.input(0), &b = c.input(1);
+  if (a.shape != b.shape) c.fail("A and B must have one shape (SwiGLU does not broadcast)");
+  double alpha = c.attr_float("alpha", 1.0);
+  RefTensor out(a.dtype, a.shape);
+  for (int64_t k = 0; k < a.numel(); ++k) out.f[k] = a.f[k] / (1 + std::exp(-alpha * a.f[k])) * b.f[k];
+  c.out[0] = std::move(out);
+}
+
 #define LS_ACT(name, ...) \
   { name, 1, 1, 1, 1, {__VA_ARGS__}, infer_act, ref_act }
 const OpDef kOps[] = {
@@ -112,6 +134,7 @@ const OpDef kOps[] = {
     LS_ACT("Swish", "alpha"),
     LS_ACT("Shrink", "bias", "lambd"),
     {"PRelu", 2, 2, 1, 1, {}, infer_prelu, ref_prelu},
+    {"SwiGLU", 2, 2, 1, 1, {"alpha"}, infer_swiglu, ref_swiglu},
 };
 #undef LS_ACT
 

@@ -57,6 +57,11 @@ std::vector<int64_t> normalize_axes(const OpCtx& c, const std::vector<int64_t>& 
                                     const char* what);
 int64_t normalize_axis_or_fail(const OpCtx& c, int64_t axis, int64_t rank, const char* what);
 
+// Index k of `idx` counted back from dim when negative; fails unless it is then in [0, dim).
+int64_t gather_index(const OpCtx& c, const std::vector<int64_t>& idx, size_t k, int64_t dim);
+// Fails unless input k (indices) is int32 or int64.
+void require_index_type(const InferCtx& c, size_t k);
+
 // Entry points, one pair per op (movement_shape.cpp, movement_slice.cpp, ...).
 void infer_identity(InferCtx& c);
 void ref_identity(RefCtx& c);

@@ -205,7 +205,7 @@ static int64_t gather_axis(const OpCtx& c, int64_t rank) {
 }
 
 // Index k of `idx` normalised into [0, dim), failing on out-of-range values.
-static int64_t gather_index(const OpCtx& c, const std::vector<int64_t>& idx, size_t k, int64_t dim) {
+int64_t gather_index(const OpCtx& c, const std::vector<int64_t>& idx, size_t k, int64_t dim) {
   int64_t i = idx[k] < 0 ? idx[k] + dim : idx[k];
   if (i < 0 || i >= dim)
     c.fail("index " + std::to_string(idx[k]) + " is out of range for an axis of length " +
@@ -213,15 +213,15 @@ static int64_t gather_index(const OpCtx& c, const std::vector<int64_t>& idx, siz
   return i;
 }
 
-static void require_index_type(const InferCtx& c) {
-  DType t = c.input(1).dtype;
+void require_index_type(const InferCtx& c, size_t k) {
+  DType t = c.input(k).dtype;
   if (t != DType::i32 && t != DType::i64)
     c.fail(std::string("indices must be int32 or int64, got ") + dtype_name(t));
 }
 
 void infer_gather(InferCtx& c) {
   const TypeInfo &x = c.input(0), &idx = c.input(1);
-  require_index_type(c);
+  require_index_type(c, 1);
   if (!x.rank_known || !idx.rank_known) return c.set_output_unknown_rank(0, x.dtype);
   int64_t axis = gather_axis(c, static_cast<int64_t>(x.dims.size()));
   if (const RefTensor* v = c.value(1); v && x.dims[axis] >= 0)
@@ -270,7 +270,7 @@ static int64_t elements_axis(const OpCtx& c, const Shape& x, const Shape& idx) {
 // Output shape = indices' shape; out[..., j, ...] = data[..., idx[..., j, ...], ...] along axis.
 void infer_gather_elements(InferCtx& c) {
   const TypeInfo &x = c.input(0), &idx = c.input(1);
-  require_index_type(c);
+  require_index_type(c, 1);
   if (!x.rank_known || !idx.rank_known) return c.set_output_unknown_rank(0, x.dtype);
   int64_t axis = elements_axis(c, x.dims, idx.dims);
   if (const RefTensor* v = c.value(1); v && x.dims[axis] >= 0)

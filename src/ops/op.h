@@ -108,5 +108,12 @@ std::span<const OpDef> normalization_ops();
 std::span<const OpDef> pool_ops();
 std::span<const OpDef> loss_ops();
 std::span<const OpDef> resize_ops();
+std::span<const OpDef> attention_ops();
+std::span<const OpDef> rotary_ops();
+std::span<const OpDef> scatter_ops();
+std::span<const OpDef> topk_ops();
+std::span<const OpDef> causal_conv_ops();
+// CausalConvWithState's taps k, after checking input [B, C, L] and weight [C, 1, k].
+int64_t causal_conv_taps(const OpCtx& c, const Shape& x, const Shape& w);
 
 }  // namespace lockstep

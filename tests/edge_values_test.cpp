@@ -185,7 +185,10 @@ bool contraction(const std::string& op) {
                                             "RotaryEmbedding",
                                             "ScatterElements",
                                             "ScatterND",
-                                            "CausalConvWithState"};
+                                            "CausalConvWithState",
+                                            "GroupNormalization",
+                                            "MeanVarianceNormalization",
+                                            "LRN"};
   return ops.count(op) > 0;
 }
 

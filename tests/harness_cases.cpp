@@ -277,6 +277,32 @@ void add_scatters(std::vector<OpCase>& cs) {
                       2});
   cs.push_back(
       OpCase{"CausalConvWithState", "CausalConvWithState", {In{F, {1, 4, 6}}, In{F, {4, 1, 3}}}, {}, {}, 27, 2});
+  cs.push_back(OpCase{"GroupNormalization per channel",
+                      "GroupNormalization",
+                      {In{F, {2, 6, 5}, -3, 3}, In{F, {6}}, In{F, {6}}},
+                      {},
+                      {{"num_groups", attr_int(3)}},
+                      21});
+  cs.push_back(OpCase{"GroupNormalization per group",
+                      "GroupNormalization",
+                      {In{F, {2, 4, 3, 2}}, In{F, {2}}, In{F, {2}}},
+                      {},
+                      {{"num_groups", attr_int(2)}, {"epsilon", attr_float(0.01f)}},
+                      18});
+  cs.push_back(OpCase{"MeanVarianceNormalization axes",
+                      "MeanVarianceNormalization",
+                      {In{F, {3, 4, 5}}},
+                      {},
+                      {{"axes", attr_ints({0, 2})}},
+                      13});
+  cs.push_back(OpCase{"LRN size 4",
+                      "LRN",
+                      {In{F, {2, 7, 3, 2}, -2, 2}},
+                      {},
+                      {{"size", attr_int(4)}, {"alpha", attr_float(0.5f)}, {"bias", attr_float(1.5f)}},
+                      13});
+  cs.push_back(OpCase{"CenterCropPad", "CenterCropPad", {In{F, {5, 4, 3}}}, {}, {{"axes", attr_ints({0, -1})}}, 18});
+  cs.back().constants = {{1, ints_tensor({2, 6})}};
 }
 
 void add_anchors(std::vector<OpCase>& cs) {

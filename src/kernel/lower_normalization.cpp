@@ -1,6 +1,8 @@
 // Normalisations as kernels: BatchNormalization elementwise over per-channel parameters;
 // InstanceNormalization and LayerNormalization as a row mean, a row variance (the squares of
 // the deviations from that mean), then the normalised output, computing in float32 or float64.
+#include <algorithm>
+
 #include "kernel/lower_rows.h"
 
 namespace lockstep::kir {
@@ -127,6 +129,76 @@ void lower_lp_norm(Lowering& L, int n) {
   L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
 }
 
+// GroupNormalization: sample n's group g is one row, channels g*m .. g*m + m - 1 (m = C / G)
+// and every position; its mean and 1 / sqrt(variance + eps) are [N, G] temps.
+void lower_group_norm(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0];
+  const Shape& xs = L.shape(x);
+  int64_t groups = c.attr_int("num_groups", 1), m = xs[1] / groups;
+  Shape row = {m};
+  row.insert(row.end(), xs.begin() + 2, xs.end());
+  // x at sample var 0, group var 1, the row's position at vars 2..
+  std::vector<ExprP> at = {var(0), add(mul(var(1), icst(m)), var(2))};
+  for (size_t k = 2; k < xs.size(); ++k) at.push_back(var(static_cast<int>(k + 1)));
+  ExprP xr = widened(L.read(x, at));
+  DType wt = xr->type;
+  Shape stat = {xs[0], groups};
+  ExprP count = cst(static_cast<double>(shape_numel(row)), wt);
+  int mean = L.emit_temp(n, wt, stat, div(reduce(Fn::Add, xr, 2, row), count));
+  ExprP d = sub(xr, load(mean, stat, wt, {var(0), var(1)}));
+  ExprP inv =
+      div(cst(1, wt),
+          unary(Fn::Sqrt, add(div(reduce(Fn::Add, mul(d, d), 2, row), count), cst(c.attr_float("epsilon", 1e-5), wt))));
+  int invb = L.emit_temp(n, wt, stat, inv);
+  ExprP g = binary(Fn::Div, var(1), icst(m));
+  ExprP p = L.g.opset < 21 ? g : var(1);
+  ExprP out = mul(mul(sub(widened(L.read(x, out_vars(xs.size()))), load(mean, stat, wt, {var(0), g})),
+                      load(invb, stat, wt, {var(0), g})),
+                  widened(L.read(node.inputs[1], {p})));
+  out = add(out, widened(L.read(node.inputs[2], {p})));
+  L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
+}
+
+// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over the axes.
+void lower_mvn(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0];
+  const Shape& xs = L.shape(x);
+  std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+  for (int64_t& a : axes) a = normalize_axis(a, static_cast<int64_t>(xs.size()));
+  std::sort(axes.begin(), axes.end());
+  RowStats s = row_stats(L, n, x, axes, 0.0);
+  std::vector<ExprP> at = kept_index(xs.size(), axes, true);
+  ExprP sd = div(cst(1, s.type), load(s.inv, s.kept, s.type, at));  // sqrt(variance + 0)
+  ExprP out =
+      div(sub(widened(L.read(x, out_vars(xs.size()))), load(s.mean, s.kept, s.type, at)), add(sd, cst(1e-9, s.type)));
+  L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
+}
+
+// LRN: the squares of the channel window (var r over it, channels outside skipped).
+void lower_lrn(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0];
+  const Shape& xs = L.shape(x);
+  int r = static_cast<int>(xs.size());
+  int64_t size = c.attr_int("size", 1), back = (size - 1) / 2;
+  std::vector<ExprP> at = out_vars(xs.size());
+  ExprP ch = add(var(1), icst(-back));
+  at[1] = add(ch, var(r));
+  ExprP inside = binary(Fn::And, binary(Fn::Le, icst(0), at[1]), binary(Fn::Lt, at[1], icst(xs[1])));
+  ExprP v = widened(L.read(x, at));
+  DType wt = v->type;
+  ExprP sq = reduce(Fn::Add, select(inside, mul(v, v), cst(0, wt)), r, {size});
+  double alpha = c.attr_float("alpha", 1e-4), beta = c.attr_float("beta", 0.75), bias = c.attr_float("bias", 1.0);
+  ExprP base = add(cst(bias, wt), mul(cst(alpha / static_cast<double>(size), wt), sq));
+  ExprP out = div(widened(L.read(x, out_vars(xs.size()))), binary(Fn::Pow, base, cst(beta, wt)));
+  L.emit(n, node.outputs[0], narrowed(out, L.type(node.outputs[0]).dtype));
+}
+
 }  // namespace
 
 bool lower_normalization(Lowering& L, int n) {
@@ -136,6 +208,9 @@ bool lower_normalization(Lowering& L, int n) {
   else if (op == "LayerNormalization") lower_layer_norm(L, n);
   else if (op == "RMSNormalization") lower_rms_norm(L, n);
   else if (op == "LpNormalization") lower_lp_norm(L, n);
+  else if (op == "GroupNormalization") lower_group_norm(L, n);
+  else if (op == "MeanVarianceNormalization") lower_mvn(L, n);
+  else if (op == "LRN") lower_lrn(L, n);
   else return false;
   return true;
 }

@@ -24,6 +24,7 @@ static const OpDef kMovementOps[] = {
     {"GatherElements", 2, 2, 1, 1, {"axis"}, infer_gather_elements, ref_gather_elements},
     {"GatherND", 2, 2, 1, 1, {"batch_dims"}, infer_gather_nd, ref_gather_nd},
     {"Pad", 1, 4, 1, 1, {"mode", "pads", "value"}, infer_pad, ref_pad},
+    {"CenterCropPad", 2, 2, 1, 1, {"axes"}, infer_center_crop_pad, ref_center_crop_pad},
 };
 
 std::span<const OpDef> movement_ops() { return kMovementOps; }

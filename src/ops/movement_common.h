@@ -82,6 +82,8 @@ void ref_concat(RefCtx& c);
 void infer_transpose(InferCtx& c);
 void infer_block_move(InferCtx& c);
 void infer_gather_nd(InferCtx& c);
+void infer_center_crop_pad(InferCtx& c);
+void ref_center_crop_pad(RefCtx& c);
 void ref_gather_nd(RefCtx& c);
 void ref_block_move(RefCtx& c);
 void ref_transpose(RefCtx& c);

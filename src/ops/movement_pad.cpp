@@ -1,7 +1,8 @@
-// Pad: constant / reflect / edge / wrap. Negative pads crop; the cropped tensor is then padded
+// Pad: constant / reflect / edge / wrap; CenterCropPad. Negative pads crop; the cropped tensor is then padded
 // (as ONNX Runtime does, which matters for wrap and reflect next to a crop).
 #include <algorithm>
 
+#include "ops/elementwise.h"
 #include "ops/movement_common.h"
 
 namespace lockstep {
@@ -143,6 +144,66 @@ void ref_pad(RefCtx& c) {
       idx[a] = 0;
     }
   }
+}
+
+// ---- CenterCropPad ----
+
+// The axes (default all) and the target length of each, checked against the input's rank.
+static std::vector<int64_t> crop_axes(const OpCtx& c, int64_t rank, size_t count) {
+  std::vector<int64_t> axes = c.attr_ints("axes");
+  if (!c.has_attr("axes"))
+    for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
+  axes = normalize_axes(c, axes, rank, "axes");
+  if (axes.size() != count)
+    c.fail("shape has " + std::to_string(count) + " lengths for " + std::to_string(axes.size()) + " axes");
+  return axes;
+}
+
+void infer_center_crop_pad(InferCtx& c) {
+  ew::require_op_exists(c, {{18, 0}});
+  const TypeInfo& x = c.input(0);
+  require_int_list(c, 1, "shape");
+  std::optional<std::vector<int64_t>> shape = known_ints(c, 1, "shape");
+  if (!x.rank_known) return c.set_output_unknown_rank(0, x.dtype);
+  Shape dims = x.dims;
+  if (!shape) {
+    std::vector<int64_t> axes = c.attr_ints("axes");
+    if (!c.has_attr("axes")) std::fill(dims.begin(), dims.end(), -1);
+    for (int64_t a : normalize_axes(c, axes, static_cast<int64_t>(dims.size()), "axes")) dims[a] = -1;
+    return c.set_output(0, x.dtype, dims);
+  }
+  std::vector<int64_t> axes = crop_axes(c, static_cast<int64_t>(dims.size()), shape->size());
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if ((*shape)[k] < 0) c.fail("shape has a negative length " + std::to_string((*shape)[k]));
+    dims[axes[k]] = (*shape)[k];
+  }
+  c.set_output(0, x.dtype, dims);
+}
+
+// Each axis cropped or zero-padded about its centre (an odd difference puts the extra element
+// at the end); the common box is copied.
+void ref_center_crop_pad(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  std::vector<int64_t> shape = ref_ints(c, 1, "shape");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> axes = crop_axes(c, rank, shape.size());
+  Shape out = x.shape, extent = x.shape;
+  StridedView src = dense_view(x.shape), dst;
+  std::vector<int64_t> from(rank, 0), to(rank, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k], dim = x.shape[a], want = shape[k];
+    if (want < 0) c.fail("shape has a negative length " + std::to_string(want));
+    out[a] = want;
+    extent[a] = std::min(dim, want);
+    (want < dim ? from : to)[a] = std::abs(dim - want) / 2;
+  }
+  dst = dense_view(out);
+  for (int64_t a = 0; a < rank; ++a) {
+    src.offset += from[a] * src.strides[a];
+    dst.offset += to[a] * dst.strides[a];
+  }
+  c.out[0] = RefTensor(x.dtype, out);
+  strided_copy(extent, c.out[0], dst, x, src);
 }
 
 }  // namespace lockstep

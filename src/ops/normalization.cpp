@@ -1,6 +1,7 @@
 // Normalisations: BatchNormalization at inference (per-channel statistics given), and
 // InstanceNormalization, LayerNormalization, RMSNormalization and LpNormalization (statistics
 // of the input itself), in double.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/elementwise.h"
@@ -212,6 +213,131 @@ void ref_lp_norm(RefCtx& c) {
   c.out[0] = std::move(y);
 }
 
+// GroupNormalization: the channels in num_groups consecutive groups, each group of a sample
+// one row (its channels and positions); scale and bias per channel (opset 21) or per group (18).
+int64_t group_count(const OpCtx& c, int64_t channels) {
+  int64_t g = c.attr_int("num_groups", 0);
+  if (g <= 0) c.fail("num_groups must be positive, got " + std::to_string(g));
+  if (channels >= 0 && channels % g)
+    c.fail(std::to_string(channels) + " channels do not split into " + std::to_string(g) + " groups");
+  return g;
+}
+
+void infer_group_norm(InferCtx& c) {
+  require_op_exists(c, {{18, 0}});
+  const TypeInfo& x = c.input(0);
+  require_nc(c, x);
+  if (c.attr_int("stash_type", 1) != 1)
+    throw Unsupported(c.graph.label(c.node_index) +
+                      ": GroupNormalization with a stash_type other than float is not supported");
+  int64_t g = group_count(c, x.rank_known ? x.dims[1] : -1);
+  for (size_t k : {1, 2}) {
+    require_present(c, k);
+    c.require_same_dtype(0, k);
+    const TypeInfo& p = c.input(k);
+    int64_t want = c.opset < 21 ? g : x.rank_known ? x.dims[1] : -1;
+    if (p.rank_known && (p.dims.size() != 1 || (want >= 0 && p.dims[0] >= 0 && p.dims[0] != want)))
+      c.fail(input_label(c, k) + " must have one value per " + (c.opset < 21 ? "group" : "channel") + ", got " +
+             shape_str(p.dims));
+  }
+  c.out[0] = x;
+}
+
+void ref_group_norm(RefCtx& c) {
+  const RefTensor &x = c.input(0), &scale = c.input(1), &bias = c.input(2);
+  int64_t channels = x.shape[1], g = group_count(c, channels);
+  Rows per_sample = rows_from(x.shape, 1), groups{per_sample.outer * g, per_sample.n / g};
+  std::vector<double> mean, inv;
+  row_stats(x, groups, c.attr_float("epsilon", 1e-5), mean, inv);
+  int64_t plane = per_sample.n / std::max<int64_t>(channels, 1);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    int64_t ch = e / std::max<int64_t>(plane, 1) % channels, row = e / std::max<int64_t>(groups.n, 1);
+    int64_t p = c.opset < 21 ? ch / (channels / g) : ch;
+    y.f[e] = (x.f[e] - mean[row]) * inv[row] * scale.f[p] + bias.f[p];
+  }
+  c.out[0] = std::move(y);
+}
+
+// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over `axes` (default 0, 2, 3).
+std::vector<int64_t> mvn_axes(const OpCtx& c, int64_t rank) {
+  std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+  for (int64_t& a : axes) {
+    int64_t k = normalize_axis(a, rank);
+    if (k < 0) c.fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    a = k;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.fail("axes repeat");
+  return axes;
+}
+
+void infer_mvn(InferCtx& c) {
+  const TypeInfo& x = c.input(0);
+  require_types(c, 0, {{9, kFloat}, {13, kFloat | kBf16}});
+  if (x.rank_known) mvn_axes(c, static_cast<int64_t>(x.dims.size()));
+  c.out[0] = x;
+}
+
+void ref_mvn(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  std::vector<int64_t> axes = mvn_axes(c, static_cast<int64_t>(x.shape.size()));
+  Shape kept = x.shape;
+  for (int64_t a : axes) kept[a] = 1;
+  std::vector<int64_t> ks = shape_strides(kept), pos(x.shape.size(), 0);
+  std::vector<int64_t> row(x.numel());
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    int64_t r = 0;
+    for (size_t d = 0; d < pos.size(); ++d) r += (kept[d] == 1 ? 0 : pos[d]) * ks[d];
+    row[e] = r;
+    for (size_t d = pos.size(); d-- > 0;)
+      if (++pos[d] < x.shape[d]) break;
+      else pos[d] = 0;
+  }
+  int64_t rows = shape_numel(kept), n = rows ? x.numel() / rows : 0;
+  std::vector<double> mean(rows, 0.0), var(rows, 0.0);
+  for (int64_t e = 0; e < x.numel(); ++e) mean[row[e]] += x.f[e] / static_cast<double>(n);
+  for (int64_t e = 0; e < x.numel(); ++e)
+    var[row[e]] += (x.f[e] - mean[row[e]]) * (x.f[e] - mean[row[e]]) / static_cast<double>(n);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t e = 0; e < x.numel(); ++e) y.f[e] = (x.f[e] - mean[row[e]]) / (std::sqrt(var[row[e]]) + 1e-9);
+  c.out[0] = std::move(y);
+}
+
+// LRN: x / (bias + alpha / size * (sum of squares over the channel window))^beta, the window
+// floor((size - 1) / 2) channels back and ceil((size - 1) / 2) forward, cut at the edges.
+int64_t lrn_size(const OpCtx& c) {
+  int64_t size = c.attr_required("size").i;
+  if (size <= 0) c.fail("size must be positive, got " + std::to_string(size));
+  return size;
+}
+
+void infer_lrn(InferCtx& c) {
+  require_types(c, 0, {{1, kFloat}, {13, kFloat | kBf16}});
+  const TypeInfo& x = c.input(0);
+  if (x.rank_known && x.dims.size() < 3) c.fail("input must be [N, C, D1, ...], got " + x.str());
+  lrn_size(c);
+  c.out[0] = x;
+}
+
+void ref_lrn(RefCtx& c) {
+  const RefTensor& x = c.input(0);
+  int64_t size = lrn_size(c), back = (size - 1) / 2, ahead = size - 1 - back;
+  double alpha = c.attr_float("alpha", 1e-4), beta = c.attr_float("beta", 0.75), bias = c.attr_float("bias", 1.0);
+  int64_t channels = x.shape[1], plane = x.numel() / std::max<int64_t>(x.shape[0] * channels, 1);
+  RefTensor y(x.dtype, x.shape);
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    int64_t ch = e / std::max<int64_t>(plane, 1) % channels, sq_from = std::max<int64_t>(ch - back, 0);
+    double sq = 0;
+    for (int64_t k = sq_from; k <= std::min(ch + ahead, channels - 1); ++k) {
+      double v = x.f[e + (k - ch) * plane];
+      sq += v * v;
+    }
+    y.f[e] = x.f[e] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta);
+  }
+  c.out[0] = std::move(y);
+}
+
 const OpDef kOps[] = {
     {"BatchNormalization",
      5,
@@ -231,6 +357,9 @@ const OpDef kOps[] = {
      [](InferCtx& c) { infer_rows_norm(c, 17); },
      ref_layer_norm},
     {"LpNormalization", 1, 1, 1, 1, {"axis", "p"}, infer_lp_norm, ref_lp_norm},
+    {"GroupNormalization", 3, 3, 1, 1, {"epsilon", "num_groups", "stash_type"}, infer_group_norm, ref_group_norm},
+    {"MeanVarianceNormalization", 1, 1, 1, 1, {"axes"}, infer_mvn, ref_mvn},
+    {"LRN", 1, 1, 1, 1, {"alpha", "beta", "bias", "size"}, infer_lrn, ref_lrn},
     {"RMSNormalization",
      2,
      2,

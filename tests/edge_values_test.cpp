@@ -188,7 +188,8 @@ bool contraction(const std::string& op) {
                                             "CausalConvWithState",
                                             "GroupNormalization",
                                             "MeanVarianceNormalization",
-                                            "LRN"};
+                                            "LRN",
+                                            "Einsum"};
   return ops.count(op) > 0;
 }
 

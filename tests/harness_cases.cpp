@@ -303,6 +303,40 @@ void add_scatters(std::vector<OpCase>& cs) {
                       13});
   cs.push_back(OpCase{"CenterCropPad", "CenterCropPad", {In{F, {5, 4, 3}}}, {}, {{"axes", attr_ints({0, -1})}}, 18});
   cs.back().constants = {{1, ints_tensor({2, 6})}};
+  cs.push_back(OpCase{"Einsum batch matmul",
+                      "Einsum",
+                      {In{F, {3, 2, 5}}, In{F, {3, 5, 4}}},
+                      {},
+                      {{"equation", attr_string("bij,bjk->bik")}},
+                      12});
+  cs.push_back(OpCase{"Einsum ellipsis diagonal",
+                      "Einsum",
+                      {In{F, {2, 4, 4}}, In{F, {4}}},
+                      {},
+                      {{"equation", attr_string("...ii,i->...i")}},
+                      12});
+  cs.push_back(OpCase{"Einsum int64 implicit",
+                      "Einsum",
+                      {In{DType::i64, {3, 4}, -9, 9}, In{DType::i64, {4, 2}, -9, 9}},
+                      {},
+                      {{"equation", attr_string("ij,jk")}},
+                      12});
+  // GridSample: grid values past [-1, 1], so every padding mode is exercised.
+  auto grid = [&](const char* name, Shape x, Shape g, const char* mode, const char* pad, int64_t align, int opset) {
+    cs.push_back(
+        OpCase{name,
+               "GridSample",
+               {In{F, std::move(x)}, In{F, std::move(g), -1.3, 1.3}},
+               {},
+               {{"mode", attr_string(mode)}, {"padding_mode", attr_string(pad)}, {"align_corners", attr_int(align)}},
+               opset});
+  };
+  grid("GridSample bicubic reflection", {1, 2, 5, 6}, {1, 4, 3, 2}, "bicubic", "reflection", 0, 16);
+  grid("GridSample bilinear zeros align", {2, 1, 4, 4}, {2, 3, 5, 2}, "bilinear", "zeros", 1, 16);
+  grid("GridSample nearest border", {1, 3, 3, 5}, {1, 6, 2, 2}, "nearest", "border", 0, 16);
+  grid("GridSample volumetric linear reflection align", {1, 2, 3, 4, 5}, {1, 2, 3, 2, 3}, "linear", "reflection", 1,
+       20);
+  grid("GridSample volumetric cubic zeros", {1, 1, 4, 3, 4}, {1, 2, 2, 3, 3}, "cubic", "zeros", 0, 20);
 }
 
 void add_anchors(std::vector<OpCase>& cs) {

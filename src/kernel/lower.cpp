@@ -85,6 +85,13 @@ ExprP widened(ExprP e) {
 
 ExprP narrowed(ExprP e, DType t) { return e->type == t ? e : cast(std::move(e), t); }
 
+// The op families in the order they are asked; each returns false for ops not its own.
+using Family = bool (*)(Lowering&, int);
+constexpr Family kFamilies[] = {lower_elementwise, lower_movement,      lower_anchor,  lower_reduce,
+                                lower_activation,  lower_normalization, lower_pool,    lower_losses,
+                                lower_resizes,     lower_attention,     lower_rotary,  lower_scatters,
+                                lower_topks,       lower_causal_convs,  lower_einsums, lower_grid_samples};
+
 Plan lower_graph(const Graph& g, const GraphTypes& types) {
   Lowering L{g, types, {}, std::vector<int>(g.values.size(), -1)};
   for (size_t k = 0; k < g.inputs.size(); ++k) {
@@ -110,11 +117,10 @@ Plan lower_graph(const Graph& g, const GraphTypes& types) {
         if (v >= 0) add_constant(v, std::make_shared<Tensor>(from_ref(*types.value[v])));
       continue;
     }
-    if (!lower_elementwise(L, n) && !lower_movement(L, n) && !lower_anchor(L, n) && !lower_reduce(L, n) &&
-        !lower_activation(L, n) && !lower_normalization(L, n) && !lower_pool(L, n) && !lower_losses(L, n) &&
-        !lower_resizes(L, n) && !lower_attention(L, n) && !lower_rotary(L, n) && !lower_scatters(L, n) &&
-        !lower_topks(L, n) && !lower_causal_convs(L, n))
-      throw Unsupported(g.label(n) + ": no compiled lowering for this op yet");
+    bool lowered = false;
+    for (Family family : kFamilies)
+      if ((lowered = family(L, n))) break;
+    if (!lowered) throw Unsupported(g.label(n) + ": no compiled lowering for this op yet");
   }
   bind_outputs(L);
   return std::move(L.plan);

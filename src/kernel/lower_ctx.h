@@ -54,5 +54,7 @@ bool lower_rotary(Lowering& L, int n);
 bool lower_scatters(Lowering& L, int n);
 bool lower_topks(Lowering& L, int n);
 bool lower_causal_convs(Lowering& L, int n);
+bool lower_einsums(Lowering& L, int n);
+bool lower_grid_samples(Lowering& L, int n);
 
 }  // namespace lockstep::kir

@@ -7,17 +7,20 @@ namespace lockstep {
 
 std::vector<const OpDef*> registered_ops() {
   std::vector<const OpDef*> all;
-  for (auto table : {elementwise_ops(), elementwise_variadic_ops(),
-                     movement_ops(),    generator_ops(),
-                     conv_ops(),        linalg_ops(),
-                     reduce_ops(),      softmax_ops(),
-                     masking_ops(),     activation_ops(),
-                     cumulative_ops(),  normalization_ops(),
-                     pool_ops(),        loss_ops(),
-                     resize_ops(),      attention_ops(),
-                     rotary_ops(),      scatter_ops(),
-                     topk_ops(),        causal_conv_ops()})
-    for (const OpDef& d : table) all.push_back(&d);
+  using Table = std::span<const OpDef> (*)();
+  static const Table kFamilies[] = {elementwise_ops, elementwise_variadic_ops,
+                                    movement_ops,    generator_ops,
+                                    conv_ops,        linalg_ops,
+                                    reduce_ops,      softmax_ops,
+                                    masking_ops,     activation_ops,
+                                    cumulative_ops,  normalization_ops,
+                                    pool_ops,        loss_ops,
+                                    resize_ops,      attention_ops,
+                                    rotary_ops,      scatter_ops,
+                                    topk_ops,        causal_conv_ops,
+                                    einsum_ops,      grid_sample_ops};
+  for (Table family : kFamilies)
+    for (const OpDef& d : family()) all.push_back(&d);
   return all;
 }
 

@@ -132,6 +132,8 @@ inline ExprP sub(ExprP a, ExprP b) { return binary(Fn::Sub, a, b); }
 inline ExprP mul(ExprP a, ExprP b) { return binary(Fn::Mul, a, b); }
 inline ExprP div(ExprP a, ExprP b) { return binary(Fn::Div, a, b); }
 ExprP flatten_index(const std::vector<ExprP>& index, const Shape& shape);  // row-major
+// Whether a float is NaN: the one value not equal to itself.
+inline ExprP is_nan(ExprP a) { return unary(Fn::Not, binary(Fn::Eq, a, a)); }
 // The node `e` over new args, through the constructors (so they fold and hash as usual).
 ExprP with_args(const Expr& e, std::vector<ExprP> args);
 

@@ -47,6 +47,11 @@ int Lowering::emit_temp(int n, DType t, const Shape& s, ExprP body) {
   return b;
 }
 
+void Lowering::count_check(int n, ExprP flags, const Shape& extents, std::string what) {
+  int count = emit_temp(n, DType::i64, {}, extents.empty() ? flags : reduce(Fn::Add, std::move(flags), 0, extents));
+  plan.checks.push_back({count, node_id(g, n), std::move(what)});
+}
+
 static bool all_outputs_known(const Lowering& L, const Node& node) {
   for (int v : node.outputs)
     if (v >= 0 && !L.types.value[v]) return false;

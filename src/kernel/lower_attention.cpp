@@ -80,10 +80,8 @@ struct AttentionLowering {
   }
 
   void check_keys() {
-    ExprP bad = select(in_range(L.read(nonpad, {v(0)})), icst(0), icst(1));
-    int count = L.emit_temp(n, DType::i64, {}, reduce(Fn::Add, bad, 0, {g.batch}));
-    L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
-                             "nonpad_kv_seqlen values not a key count in [0, " + std::to_string(g.total) + "]"});
+    L.count_check(n, select(in_range(L.read(nonpad, {v(0)})), icst(0), icst(1)), {g.batch},
+                  "nonpad_kv_seqlen values not a key count in [0, " + std::to_string(g.total) + "]");
   }
 
   // Whether the causal and window masks and the key padding let query i of batch b see key j.

@@ -22,6 +22,9 @@ struct Lowering {
   void emit(int n, int v, ExprP body);
   // A kernel into a fresh temporary buffer (e.g. a padded copy); returns the buffer id.
   int emit_temp(int n, DType t, const Shape& s, ExprP body);
+  // A check kernel: the fixed-order sum (no atomics) of `flags`, int64 0 or 1 at vars 0.. over
+  // `extents`, which the runtime turns into an error naming node n and `what` unless it is 0.
+  void count_check(int n, ExprP flags, const Shape& extents, std::string what);
 };
 
 // float16 and bfloat16 values computed in float32: the reference computes a node in float64

@@ -46,8 +46,7 @@ void check_divisor(Lowering& L, int n, int divisor, int out, const std::string& 
   const Shape& s = L.shape(divisor);
   ExprP d = L.read(divisor, out_vars(s.size()));
   ExprP zero = select(binary(Fn::Eq, d, zero_like(d)), icst(1), icst(0));
-  int count = L.emit_temp(n, DType::i64, {}, s.empty() ? zero : reduce(Fn::Add, zero, 0, s));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "zero divisors (integer " + what + " by zero)"});
+  L.count_check(n, zero, s, "zero divisors (integer " + what + " by zero)");
 }
 
 // Mod takes the divisor's sign unless fmod = 1; a float remainder is exact on every target.
@@ -76,10 +75,8 @@ void check_zero_power(Lowering& L, int n, int base, int exponent, int out) {
   ExprP bad = binary(Fn::And, binary(Fn::Eq, L.read_bcast(base, rank), cst(0, bt)),
                      binary(Fn::Lt, L.read_bcast(exponent, rank), cst(0, et)));
   const Shape& s = L.shape(out);
-  ExprP one = select(bad, icst(1), icst(0));
-  int count = L.emit_temp(n, DType::i64, {}, s.empty() ? one : reduce(Fn::Add, one, 0, s));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
-                           "zero bases to negative powers (integer 0 raised to a negative power)"});
+  L.count_check(n, select(bad, icst(1), icst(0)), s,
+                "zero bases to negative powers (integer 0 raised to a negative power)");
 }
 
 // Clip as max-then-min so that min > max gives max, and NaN passes through.
@@ -179,10 +176,8 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "BitShift") body = binary(c.attr_string("direction", "") == "LEFT" ? Fn::Shl : Fn::Shr, in(0), in(1));
   else if (op == "Floor") body = unary(Fn::Floor, in(0));
   else if (op == "Round") body = unary(Fn::Round, in(0));
-  else if (op == "IsNaN") {
-    ExprP x = widened(in(0));
-    body = unary(Fn::Not, binary(Fn::Eq, x, x));
-  } else if (op == "IsInf") body = is_inf(c, widened(in(0)));
+  else if (op == "IsNaN") body = is_nan(widened(in(0)));
+  else if (op == "IsInf") body = is_inf(c, widened(in(0)));
   else if (op == "Ceil") body = unary(Fn::Neg, unary(Fn::Floor, unary(Fn::Neg, in(0))));  // exact, -0 kept
   else if (op == "Reciprocal") body = binary(Fn::Div, cst(1, L.type(out).dtype), in(0));
   else if (op == "Sign") body = sign(in(0));

@@ -76,11 +76,11 @@ struct GridLowering {
     ExprP any;
     for (size_t d = 0; d < dims.size(); ++d) {
       ExprP xc = coordinate(d, in_temp);
-      ExprP is_nan = unary(Fn::Not, binary(Fn::Eq, xc, xc));
+      ExprP nan_here = is_nan(xc);
       double len = static_cast<double>(dims[d]);
-      int b = L.emit_temp(n, wt, ps, select(is_nan, w(0), clamp(xc, w(-8), w(len + 8))));
+      int b = L.emit_temp(n, wt, ps, select(nan_here, w(0), clamp(xc, w(-8), w(len + 8))));
       at.push_back(load(b, ps, wt, point));
-      any = any ? binary(Fn::Or, any, is_nan) : is_nan;
+      any = any ? binary(Fn::Or, any, nan_here) : nan_here;
     }
     int flag = L.emit_temp(n, DType::u8, ps, select(any, icst(1), icst(0)));
     nan = binary(Fn::Eq, load(flag, ps, DType::u8, point), icst(1));

@@ -64,10 +64,8 @@ void lower_loss(Lowering& L, int n) {
     int weights = L.emit_temp(n, wt, {}, reduce(Fn::Add, s.weight, 0, ts));
     L.emit(n, y, narrowed(binary(Fn::Div, load(total, {}, wt, {}), load(weights, {}, wt, {})), t));
   }
-  ExprP miss = select(s.bad, icst(1), icst(0));
-  int count = L.emit_temp(n, DType::i64, {}, reduce(Fn::Add, miss, 0, ts));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
-                           node.op_type + " targets not a class in [0, " + std::to_string(xs[1]) + ")"});
+  L.count_check(n, select(s.bad, icst(1), icst(0)), ts,
+                node.op_type + " targets not a class in [0, " + std::to_string(xs[1]) + ")");
 }
 
 }  // namespace

@@ -204,11 +204,8 @@ void lower_runtime_gather(Lowering& L, int n) {
   L.emit(n, out, select(at.ok, L.read(data, didx), cst(0, L.type(data).dtype)));
   // The count of bad indices: a scalar sum in a fixed order (no atomics).
   GatherIndex each = gather_index(L, ind, len, 0);
-  ExprP bad = select(each.ok, icst(0), icst(1));
-  int count = L.emit_temp(n, DType::i64, {}, q == 0 ? bad : reduce(Fn::Add, bad, 0, L.shape(ind)));
-  L.plan.checks.push_back(
-      {count, L.plan.kernels.back().nodes.front(),
-       node.op_type + " indices out of range [-" + std::to_string(len) + ", " + std::to_string(len) + ")"});
+  L.count_check(n, select(each.ok, icst(0), icst(1)), L.shape(ind),
+                node.op_type + " indices out of range [-" + std::to_string(len) + ", " + std::to_string(len) + ")");
 }
 
 // GatherND: output vars [batch..., m..., rest...]; the data index is the batch vars, the k index
@@ -237,8 +234,7 @@ void lower_gather_nd(Lowering& L, int n) {
     didx.push_back(var(static_cast<int>(q - 1 + a - b - k)));
   L.emit(n, out, select(ok, L.read(data, didx), cst(0, L.type(data).dtype)));
   Shape tuples(is.begin(), is.end() - 1);
-  int count = L.emit_temp(n, DType::i64, {}, tuples.empty() ? bad : reduce(Fn::Add, bad, 0, tuples));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), "GatherND indices out of range"});
+  L.count_check(n, bad, tuples, "GatherND indices out of range");
 }
 
 }  // namespace

@@ -145,7 +145,7 @@ int arg_extreme(Lowering& L, int n, int x, const std::vector<int64_t>& axes, boo
   int m = row_fold(L, n, x, axes, smallest ? Fn::Min : Fn::Max);
   ExprP xr = L.read(x, reduced_index(xs.size(), axes, true, r));
   ExprP hit = eq(xr, load(m, rows.kept, t, out_vars(xs.size())));
-  if (dtype_is_float(t)) hit = binary(Fn::Or, hit, unary(Fn::Not, eq(xr, xr)));
+  if (dtype_is_float(t)) hit = binary(Fn::Or, hit, is_nan(xr));
   std::vector<ExprP> j;
   for (size_t k = 0; k < axes.size(); ++k) j.push_back(v(r + static_cast<int64_t>(k)));
   ExprP at = select(hit, flatten_index(j, rows.extents), icst(last ? -1 : rows.count));

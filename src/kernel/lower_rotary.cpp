@@ -36,10 +36,8 @@ struct RotaryLowering {
   }
 
   void check_positions() {
-    ExprP bad = select(in_range(L.read(pos, {var(0), var(1)})), icst(0), icst(1));
-    int count = L.emit_temp(n, DType::i64, {}, reduce(Fn::Add, bad, 0, L.shape(pos)));
-    L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(),
-                             "position_ids not a row of the caches [0, " + std::to_string(g.positions) + ")"});
+    L.count_check(n, select(in_range(L.read(pos, {var(0), var(1)})), icst(0), icst(1)), L.shape(pos),
+                  "position_ids not a row of the caches [0, " + std::to_string(g.positions) + ")");
   }
 
   ExprP body() const {

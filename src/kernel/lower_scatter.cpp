@@ -93,20 +93,20 @@ void lower_scatter(Lowering& L, int n) {
     ExprP last = over(Fn::Max, select(at.hit, flatten_index(pos, at.extents), icst(-1)), first, at.extents);
     int lb = L.emit_temp(n, DType::i64, ds, last);
     ExprP l = load(lb, ds, DType::i64, out_vars(ds.size()));
-    std::vector<ExprP> from;
-    int64_t stride = 1;
-    for (size_t a = at.extents.size(); a-- > 0;) {
-      from.insert(from.begin(), binary(Fn::Mod, binary(Fn::Div, l, icst(stride)), icst(at.extents[a])));
-      stride *= at.extents[a];
+    // The update's flat offset: position l's, then (ScatterND) the slice's at the output's vars.
+    ExprP flat = l;
+    if (is_nd) {
+      std::vector<ExprP> slice_at;
+      for (size_t d = k; d < ds.size(); ++d) slice_at.push_back(v(d));
+      Shape slice(ds.begin() + k, ds.end());
+      flat = add(mul(l, icst(shape_numel(slice))), flatten_index(slice_at, slice));
     }
-    if (is_nd)
-      for (size_t d = k; d < ds.size(); ++d) from.push_back(v(d));
-    L.emit(n, y, select(binary(Fn::Le, icst(0), l), L.read(upd, from), data));
+    const Shape& us = L.shape(upd);
+    L.emit(n, y, select(binary(Fn::Le, icst(0), l), load_flat(L.buf[upd], us, L.type(upd).dtype, flat), data));
   }
   // The count of updates whose indices fall outside the data: a fixed-order sum.
-  ExprP bad = select(substitute(at.bad, {}, -first), icst(1), icst(0));
-  int count = L.emit_temp(n, DType::i64, {}, over(Fn::Add, bad, 0, at.extents));
-  L.plan.checks.push_back({count, L.plan.kernels.back().nodes.front(), node.op_type + " indices out of range"});
+  L.count_check(n, select(substitute(at.bad, {}, -first), icst(1), icst(0)), at.extents,
+                node.op_type + " indices out of range");
 }
 
 }  // namespace

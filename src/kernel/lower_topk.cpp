@@ -8,8 +8,6 @@ namespace lockstep::kir {
 
 namespace {
 
-ExprP is_nan(ExprP a) { return unary(Fn::Not, binary(Fn::Eq, a, a)); }
-
 // Whether a is ahead of b, ties aside.
 ExprP ahead(ExprP a, ExprP b, bool largest, bool is_float) {
   ExprP order = largest ? binary(Fn::Lt, b, a) : binary(Fn::Lt, a, b);

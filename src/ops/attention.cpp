@@ -28,10 +28,6 @@ int64_t split_heads(const OpCtx& c, int64_t whole, int64_t parts, const char* wh
   return whole / parts;
 }
 
-void same_dim(const OpCtx& c, int64_t a, int64_t b, const std::string& what) {
-  if (a >= 0 && b >= 0 && a != b) c.fail(what + " differ: " + std::to_string(a) + " and " + std::to_string(b));
-}
-
 int64_t positive_attr(const OpCtx& c, const char* key) {
   if (!c.has_attr(key)) c.fail("3-D Q, K and V need the q_num_heads and kv_num_heads attributes");
   int64_t h = c.attr_int(key, 0);
@@ -45,37 +41,39 @@ void geom_3d(const OpCtx& c, AttentionGeom& g, const Shape& q, const Shape& k, c
   g.kv_heads = positive_attr(c, "kv_num_heads");
   g.q_len = q[1];
   g.fresh = k[1];
-  same_dim(c, k[1], v[1], "the sequence lengths of K and V");
+  require_same_dim(c, k[1], v[1], "the sequence lengths of K and V");
   g.head = split_heads(c, q[2], g.q_heads, "Q");
-  same_dim(c, split_heads(c, k[2], g.kv_heads, "K"), g.head, "the head sizes of Q and K");
+  require_same_dim(c, split_heads(c, k[2], g.kv_heads, "K"), g.head, "the head sizes of Q and K");
   g.v_head = split_heads(c, v[2], g.kv_heads, "V");
 }
 
 void geom_4d(const OpCtx& c, AttentionGeom& g, const Shape& q, const Shape& k, const Shape& v) {
   g.q_heads = q[1];
   g.kv_heads = k[1];
-  same_dim(c, k[1], v[1], "the head counts of K and V");
+  require_same_dim(c, k[1], v[1], "the head counts of K and V");
   g.q_len = q[2];
   g.fresh = k[2];
-  same_dim(c, k[2], v[2], "the sequence lengths of K and V");
+  require_same_dim(c, k[2], v[2], "the sequence lengths of K and V");
   g.head = q[3];
-  same_dim(c, k[3], q[3], "the head sizes of Q and K");
+  require_same_dim(c, k[3], q[3], "the head sizes of Q and K");
   g.v_head = v[3];
-  if (c.has_attr("q_num_heads")) same_dim(c, c.attr_int("q_num_heads", 0), g.q_heads, "q_num_heads and Q's heads");
-  if (c.has_attr("kv_num_heads")) same_dim(c, c.attr_int("kv_num_heads", 0), g.kv_heads, "kv_num_heads and K's heads");
+  if (c.has_attr("q_num_heads"))
+    require_same_dim(c, c.attr_int("q_num_heads", 0), g.q_heads, "q_num_heads and Q's heads");
+  if (c.has_attr("kv_num_heads"))
+    require_same_dim(c, c.attr_int("kv_num_heads", 0), g.kv_heads, "kv_num_heads and K's heads");
 }
 
 // past_key [B, Hkv, P, D] and past_value [B, Hkv, P, Dv].
 void geom_past(const OpCtx& c, AttentionGeom& g, const Shape& pk, const Shape& pv) {
   if (pk.size() != 4 || pv.size() != 4)
     c.fail("past_key and past_value must have rank 4, got " + shape_str(pk) + " and " + shape_str(pv));
-  same_dim(c, pk[0], g.batch, "the batches of past_key and Q");
-  same_dim(c, pv[0], g.batch, "the batches of past_value and Q");
-  same_dim(c, pk[1], g.kv_heads, "the head counts of past_key and K");
-  same_dim(c, pv[1], g.kv_heads, "the head counts of past_value and V");
-  same_dim(c, pk[2], pv[2], "the lengths of past_key and past_value");
-  same_dim(c, pk[3], g.head, "the head sizes of past_key and K");
-  same_dim(c, pv[3], g.v_head, "the head sizes of past_value and V");
+  require_same_dim(c, pk[0], g.batch, "the batches of past_key and Q");
+  require_same_dim(c, pv[0], g.batch, "the batches of past_value and Q");
+  require_same_dim(c, pk[1], g.kv_heads, "the head counts of past_key and K");
+  require_same_dim(c, pv[1], g.kv_heads, "the head counts of past_value and V");
+  require_same_dim(c, pk[2], pv[2], "the lengths of past_key and past_value");
+  require_same_dim(c, pk[3], g.head, "the head sizes of past_key and K");
+  require_same_dim(c, pv[3], g.v_head, "the head sizes of past_value and V");
   g.past = pk[2];
 }
 
@@ -88,8 +86,8 @@ AttentionGeom attention_geom(const OpCtx& c, const Shape& q, const Shape& k, con
            shape_str(v));
   AttentionGeom g;
   g.batch = q[0];
-  same_dim(c, q[0], k[0], "the batches of Q and K");
-  same_dim(c, q[0], v[0], "the batches of Q and V");
+  require_same_dim(c, q[0], k[0], "the batches of Q and K");
+  require_same_dim(c, q[0], v[0], "the batches of Q and V");
   if (q.size() == 3) geom_3d(c, g, q, k, v);
   else geom_4d(c, g, q, k, v);
   if (g.q_heads > 0 && g.kv_heads > 0 && g.q_heads % g.kv_heads)

@@ -11,10 +11,6 @@ using namespace ew;
 
 namespace {
 
-void same(const OpCtx& c, int64_t a, int64_t b, const std::string& what) {
-  if (a >= 0 && b >= 0 && a != b) c.fail(what + ": " + std::to_string(a) + " and " + std::to_string(b));
-}
-
 bool silu(const OpCtx& c) {
   std::string a = c.attr_string("activation", "none");
   if (a != "none" && a != "silu" && a != "swish") c.fail("activation '" + a + "' is not one of none, silu, swish");
@@ -25,15 +21,15 @@ bool silu(const OpCtx& c) {
 int64_t causal_taps(const OpCtx& c, const Shape& x, const Shape& w, const Shape* bias, const Shape* past) {
   if (x.size() != 3) c.fail("input must be [batch, channels, length], got " + shape_str(x));
   if (w.size() != 3 || (w[1] >= 0 && w[1] != 1)) c.fail("weight must be [channels, 1, k], got " + shape_str(w));
-  same(c, w[0], x[1], "the weight's channels and the input's differ");
+  require_same_dim(c, w[0], x[1], "the weight's channels and the input's");
   if (w[2] == 0) c.fail("the kernel has no taps");
   if (bias && (bias->size() != 1 || (bias->at(0) >= 0 && x[1] >= 0 && bias->at(0) != x[1])))
     c.fail("bias must be one value per channel, got " + shape_str(*bias));
   if (past) {
     if (past->size() != 3) c.fail("past_state must be [batch, channels, k - 1], got " + shape_str(*past));
-    same(c, past->at(0), x[0], "the batches of past_state and the input differ");
-    same(c, past->at(1), x[1], "the channels of past_state and the input differ");
-    same(c, past->at(2), w[2] < 0 ? -1 : w[2] - 1, "past_state's length and k - 1 differ");
+    require_same_dim(c, past->at(0), x[0], "the batches of past_state and the input");
+    require_same_dim(c, past->at(1), x[1], "the channels of past_state and the input");
+    require_same_dim(c, past->at(2), w[2] < 0 ? -1 : w[2] - 1, "past_state's length and k - 1");
   }
   return w[2];
 }

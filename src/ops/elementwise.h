@@ -39,6 +39,8 @@ void require_op_exists(const InferCtx& c, TypeHistory h);
 void require_types(const InferCtx& c, size_t k, TypeHistory h);
 // Fails when input k is omitted ("" in the node's input list).
 void require_present(const InferCtx& c, size_t k);
+// Fails with "<what> differ: a and b" when both dims are known and differ.
+void require_same_dim(const OpCtx& c, int64_t a, int64_t b, const std::string& what);
 // "input 1 ('b')", for messages.
 std::string input_label(const OpCtx& c, size_t k);
 // Comma-separated dtype names of a set, for messages.

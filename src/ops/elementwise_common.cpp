@@ -7,6 +7,10 @@ std::string input_label(const OpCtx& c, size_t k) {
   return "input " + std::to_string(k) + " ('" + name + "')";
 }
 
+void require_same_dim(const OpCtx& c, int64_t a, int64_t b, const std::string& what) {
+  if (a >= 0 && b >= 0 && a != b) c.fail(what + " differ: " + std::to_string(a) + " and " + std::to_string(b));
+}
+
 std::string type_names(TypeSet s) {
   std::string r;
   for (int t = 0; t < 32; ++t)

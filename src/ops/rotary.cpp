@@ -9,14 +9,6 @@ namespace lockstep {
 
 using namespace ew;
 
-namespace {
-
-void same(const OpCtx& c, int64_t a, int64_t b, const std::string& what) {
-  if (a >= 0 && b >= 0 && a != b) c.fail(what + ": " + std::to_string(a) + " and " + std::to_string(b));
-}
-
-}  // namespace
-
 RotaryGeom rotary_geom(const OpCtx& c, const Shape& x, const Shape& cache, bool positions) {
   RotaryGeom g;
   if (x.size() != 3 && x.size() != 4) c.fail("input must have rank 3 or 4, got " + shape_str(x));
@@ -32,7 +24,8 @@ RotaryGeom rotary_geom(const OpCtx& c, const Shape& x, const Shape& cache, bool 
     g.head = x[2] < 0 ? -1 : x[2] / g.heads;
   } else {
     g.heads = x[1], g.seq = x[2], g.head = x[3];
-    if (c.has_attr("num_heads")) same(c, c.attr_int("num_heads", 0), g.heads, "num_heads and the input's heads differ");
+    if (c.has_attr("num_heads"))
+      require_same_dim(c, c.attr_int("num_heads", 0), g.heads, "num_heads and the input's heads");
   }
   g.rotated = c.attr_int("rotary_embedding_dim", 0);
   if (g.rotated == 0) g.rotated = g.head;
@@ -46,10 +39,11 @@ RotaryGeom rotary_geom(const OpCtx& c, const Shape& x, const Shape& cache, bool 
   } else {
     if (cache.size() != 3)
       c.fail("without position_ids the caches must be [batch, sequence, dim / 2], got " + shape_str(cache));
-    same(c, cache[0], g.batch, "the caches' batch and the input's differ");
-    same(c, cache[1], g.seq, "the caches' sequence and the input's differ");
+    require_same_dim(c, cache[0], g.batch, "the caches' batch and the input's");
+    require_same_dim(c, cache[1], g.seq, "the caches' sequence and the input's");
   }
-  same(c, cache.back(), g.rotated < 0 ? -1 : g.rotated / 2, "the caches' last dim and rotary_embedding_dim / 2 differ");
+  require_same_dim(c, cache.back(), g.rotated < 0 ? -1 : g.rotated / 2,
+                   "the caches' last dim and rotary_embedding_dim / 2");
   return g;
 }
 
@@ -80,7 +74,7 @@ void ref_rotary(RefCtx& c) {
   const RefTensor* pos = c.in.size() > 3 ? c.in[3] : nullptr;
   RotaryGeom g = rotary_geom(c, x.shape, cos.shape, pos != nullptr);
   if (sin.shape != cos.shape)
-    c.fail("cos_cache " + shape_str(cos.shape) + " and sin_cache " + shape_str(sin.shape) + " differ");
+    c.fail("cos_cache " + shape_str(cos.shape) + " and sin_cache " + shape_str(sin.shape) + "");
   int64_t half = g.rotated / 2;
   RefTensor y(x.dtype, x.shape);
   for (int64_t b = 0; b < g.batch; ++b)

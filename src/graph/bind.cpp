@@ -1,5 +1,7 @@
 #include "graph/bind.h"
 
+#include <set>
+
 #include "core/error.h"
 
 namespace lockstep {
@@ -16,10 +18,10 @@ static std::string declared_str(const Value& v) {
 }
 
 std::vector<TypeInfo> bind_inputs(const Graph& g, const TensorMap& inputs) {
+  std::set<std::string> declared;  // a set: a graph of thousands of inputs binds in n log n
+  for (int v : g.inputs) declared.insert(g.values[v].name);
   for (const auto& [name, t] : inputs) {
-    bool found = false;
-    for (int v : g.inputs) found |= g.values[v].name == name;
-    if (!found) {
+    if (!declared.count(name)) {
       std::string names;
       for (int v : g.inputs) names += (names.empty() ? "" : ", ") + g.values[v].name;
       throw Error("input '" + name + "' is not an input of the model (its inputs: " + names + ")");

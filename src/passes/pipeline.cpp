@@ -62,17 +62,19 @@ namespace {
 
 constexpr int64_t kMaxSpecialised = 64;  // shape parameters are short lists
 
-// A float input decides shapes only as a Resize's or Upsample's scales or roi.
-bool resize_parameter(const Graph& g, int v) {
+// A float input decides shapes only as a Resize's or Upsample's scales or roi: those values,
+// flagged in one walk (a graph of thousands of inputs would otherwise walk its nodes per input).
+std::vector<char> resize_parameters(const Graph& g) {
+  std::vector<char> flag(g.values.size(), 0);
   for (const Node& n : g.nodes)
     if (n.op_type == "Resize" || n.op_type == "Upsample")
       for (size_t k = 1; k < n.inputs.size(); ++k)
-        if (n.inputs[k] == v) return true;
-  return false;
+        if (n.inputs[k] >= 0) flag[n.inputs[k]] = 1;
+  return flag;
 }
 
-bool may_decide_shapes(const Graph& g, int v, const Tensor& t) {
-  return t.numel() <= kMaxSpecialised && (!dtype_is_float(t.dtype) || resize_parameter(g, v));
+bool may_decide_shapes(const std::vector<char>& resize_parameter, int v, const Tensor& t) {
+  return t.numel() <= kMaxSpecialised && (!dtype_is_float(t.dtype) || resize_parameter[v]);
 }
 
 // An input value the lowering needs when compiling that is not known yet: the small integer
@@ -93,20 +95,22 @@ std::vector<std::optional<RefTensor>> specialisation_values(const Graph& g, cons
   bool all_known = true;
   for (const TypeInfo& t : plain.type) all_known &= t.dtype == DType::undefined || t.fully_known();
   if (all_known && !lowering_needs_values(g, plain)) return values;
+  std::vector<char> resize = resize_parameters(g);
   for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (may_decide_shapes(g, g.inputs[k], *inputs[k])) values[k] = to_ref(*inputs[k]);
+    if (may_decide_shapes(resize, g.inputs[k], *inputs[k])) values[k] = to_ref(*inputs[k]);
   return values;
 }
 
 std::string input_signature(const Graph& g, const TensorMap& inputs) {
   std::string sig;
+  std::vector<char> resize = resize_parameters(g);
   for (int v : g.inputs) {
     auto it = inputs.find(g.values[v].name);
     if (it == inputs.end()) return "";
     const Tensor& t = it->second;
     sig += std::to_string(static_cast<int>(t.dtype)) + ":";
     for (int64_t d : t.shape) sig += std::to_string(d) + ",";
-    if (may_decide_shapes(g, v, t)) sig.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+    if (may_decide_shapes(resize, v, t)) sig.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
     sig += ";";
   }
   return sig;

@@ -7,9 +7,10 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "frontend/onnx_import.h"
@@ -64,13 +65,32 @@ std::vector<std::string> graph_ops(const Graph& g) {
   return ops;
 }
 
-// Runs every data set of one case; returns "" when all outputs match.
-std::string run_case(const Graph& g, Program& prog, const fs::path& dir, const CaseSpec& spec) {
+// A case's data sets (test_data_set_*), in name order.
+std::vector<fs::path> data_sets(const fs::path& dir) {
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
       sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+// "" when `got` matches a data set's expected outputs, else the first mismatch.
+std::string compare_set(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const fs::path& set,
+                        const CaseSpec& spec) {
+  if (got.size() != want.size())
+    return set.filename().string() + ": " + std::to_string(got.size()) + " outputs, expected " +
+           std::to_string(want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    std::string why = allclose_mismatch(to_ref(got[k]), to_ref(want[k]), spec.rtol, spec.atol);
+    if (!why.empty()) return set.filename().string() + " output " + std::to_string(k) + ": " + why;
+  }
+  return "";
+}
+
+// Runs every data set of one case; returns "" when all outputs match.
+std::string run_case(const Graph& g, Program& prog, const fs::path& dir, const CaseSpec& spec) {
+  std::vector<fs::path> sets = data_sets(dir);
   if (sets.empty()) return "no test_data_set_* folder";
   for (const fs::path& set : sets) {
     std::vector<Tensor> ins = load_numbered(set, "input_"), want = load_numbered(set, "output_");
@@ -79,22 +99,121 @@ std::string run_case(const Graph& g, Program& prog, const fs::path& dir, const C
              std::to_string(g.inputs.size()) + " model inputs";
     TensorMap feed;
     for (size_t k = 0; k < ins.size(); ++k) feed[g.values[g.inputs[k]].name] = ins[k];
-    std::vector<Tensor> got = prog.run(feed);
-    if (got.size() != want.size())
-      return set.filename().string() + ": " + std::to_string(got.size()) + " outputs, expected " +
-             std::to_string(want.size());
-    for (size_t k = 0; k < got.size(); ++k) {
-      std::string why = allclose_mismatch(to_ref(got[k]), to_ref(want[k]), spec.rtol, spec.atol);
-      if (!why.empty()) return set.filename().string() + " output " + std::to_string(k) + ": " + why;
-    }
+    std::string why = compare_set(prog.run(feed), want, set, spec);
+    if (!why.empty()) return why;
   }
   return "";
+}
+
+// A case picked to run: its graph, tolerances and where its result goes.
+struct Pending {
+  fs::path dir;
+  Graph g;
+  CaseSpec spec;
+  CaseResult* result;
+};
+
+void run_alone(const Pending& p, const std::string& target) {
+  CaseResult& r = *p.result;
+  try {
+    auto prog = compile(p.g, target);
+    r.detail = run_case(p.g, *prog, p.dir, p.spec);
+    r.status = r.detail.empty() ? CaseResult::Passed : CaseResult::Failed;
+  } catch (const Unsupported& e) {
+    r.status = CaseResult::Unsupported;
+    r.detail = e.what();
+  } catch (const std::exception& e) {
+    r.status = CaseResult::Failed;
+    r.detail = e.what();
+  }
+}
+
+// Whether a case may share a compile: one data set whose inputs match the model's, and no named
+// dimension (two cases' "N" would have to agree).
+bool batchable(const Pending& p) {
+  std::vector<fs::path> sets = data_sets(p.dir);
+  if (sets.size() != 1 || load_numbered(sets[0], "input_").size() != p.g.inputs.size() || p.g.outputs.empty())
+    return false;
+  for (const Value& v : p.g.values)
+    for (const Dim& d : v.declared)
+      if (!d.symbol.empty()) return false;
+  return true;
+}
+
+std::string prefix_of(size_t k) { return "c" + std::to_string(k) + "/"; }
+
+// The batch's graphs side by side in one graph, each case's values and node ids under
+// prefix_of(its place).
+Graph join(const std::vector<const Pending*>& batch) {
+  Graph j;
+  j.opset = batch[0]->g.opset, j.ir_version = batch[0]->g.ir_version, j.source = "conformance batch";
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const Graph& g = batch[k]->g;
+    int values = static_cast<int>(j.values.size()), nodes = static_cast<int>(j.nodes.size());
+    for (Value v : g.values) {
+      v.name = prefix_of(k) + v.name;
+      if (v.producer >= 0) v.producer += nodes;
+      j.values.push_back(std::move(v));
+    }
+    for (Node n : g.nodes) {
+      if (!n.name.empty()) n.name = prefix_of(k) + n.name;
+      n.id = prefix_of(k) + n.id;
+      for (int& v : n.inputs) v = v < 0 ? v : v + values;
+      for (int& v : n.outputs) v = v < 0 ? v : v + values;
+      j.nodes.push_back(std::move(n));
+    }
+    for (int v : g.inputs) j.inputs.push_back(v + values);
+    for (int v : g.outputs) j.outputs.push_back(v + values);
+  }
+  return j;
+}
+
+// Compiles the batch as one program (one native compile, not one a case) and compares each
+// case's outputs. A case the target refuses, named in the error, leaves the batch to run alone;
+// a case that fails runs alone too, so every result reported is the case's own; a batch that
+// fails otherwise runs each case alone.
+void run_batch(std::vector<const Pending*> batch, const std::string& target) {
+  while (batch.size() > 1) {
+    try {
+      Graph j = join(batch);
+      TensorMap feed;
+      for (size_t k = 0; k < batch.size(); ++k) {
+        std::vector<Tensor> ins = load_numbered(data_sets(batch[k]->dir)[0], "input_");
+        for (size_t i = 0; i < ins.size(); ++i)
+          feed[prefix_of(k) + batch[k]->g.values[batch[k]->g.inputs[i]].name] = ins[i];
+      }
+      std::vector<Tensor> got = compile(j, target)->run(feed);
+      size_t at = 0;
+      for (const Pending* p : batch) {
+        fs::path set = data_sets(p->dir)[0];
+        std::vector<Tensor> mine(got.begin() + at, got.begin() + at + p->g.outputs.size());
+        at += p->g.outputs.size();
+        if (compare_set(mine, load_numbered(set, "output_"), set, p->spec).empty())
+          p->result->status = CaseResult::Passed;
+        else run_alone(*p, target);
+      }
+      return;
+    } catch (const Unsupported& e) {
+      std::string what = e.what();
+      size_t before = batch.size();
+      std::vector<const Pending*> rest;
+      for (size_t k = 0; k < batch.size(); ++k) {
+        if (what.find("'" + prefix_of(k)) == std::string::npos) rest.push_back(batch[k]);
+        else run_alone(*batch[k], target);
+      }
+      batch = rest;
+      if (batch.size() == before) break;
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  for (const Pending* p : batch) run_alone(*p, target);
 }
 
 }  // namespace
 
 std::vector<CaseResult> run_conformance(const std::string& dir_str, const std::string& target,
-                                        const std::string& filter, size_t sample) {
+                                        const std::string& filter, size_t sample, size_t slice) {
   fs::path dir(dir_str);
   if (!fs::is_directory(dir)) throw Error("conformance folder '" + dir_str + "' does not exist");
   auto index = read_index(dir);
@@ -105,6 +224,8 @@ std::vector<CaseResult> run_conformance(const std::string& dir_str, const std::s
       cases.push_back(e.path());
   std::sort(cases.begin(), cases.end());
   std::vector<CaseResult> results;
+  results.reserve(cases.size());  // Pending points into it
+  std::vector<Pending> pending;
   std::set<std::string> covered;  // ops of the cases run so far
   for (size_t at = 0; at < cases.size(); ++at) {
     const fs::path& c = cases[at];
@@ -116,11 +237,11 @@ std::vector<CaseResult> run_conformance(const std::string& dir_str, const std::s
       Graph g = load_onnx((c / "model.onnx").string());
       if (r.ops.empty()) r.ops = graph_ops(g);
       bool new_op = std::any_of(r.ops.begin(), r.ops.end(), [&](const std::string& op) { return !covered.count(op); });
-      if (sample > 1 && !new_op && at % sample) continue;
+      if (sample > 1 && !new_op && at % sample != slice % sample) continue;
       covered.insert(r.ops.begin(), r.ops.end());
-      auto prog = compile(g, target);
-      r.detail = run_case(g, *prog, c, spec);
-      r.status = r.detail.empty() ? CaseResult::Passed : CaseResult::Failed;
+      results.push_back(std::move(r));
+      pending.push_back(Pending{c, std::move(g), spec, &results.back()});
+      continue;
     } catch (const Unsupported& e) {
       r.status = CaseResult::Unsupported;
       r.detail = e.what();
@@ -130,6 +251,21 @@ std::vector<CaseResult> run_conformance(const std::string& dir_str, const std::s
     }
     results.push_back(std::move(r));
   }
+  // The reference interprets each graph as it is: nothing to share. A compiled target builds
+  // cases of one opset in batches.
+  constexpr size_t kBatch = 32;
+  std::map<std::pair<int, int64_t>, std::vector<const Pending*>> open;
+  for (const Pending& p : pending) {
+    if (target == "ref" || !batchable(p)) {
+      run_alone(p, target);
+      continue;
+    }
+    std::vector<const Pending*>& b = open[{p.g.opset, p.g.ir_version}];
+    b.push_back(&p);
+    if (b.size() == kBatch) run_batch(std::exchange(b, {}), target);
+  }
+  for (auto& [key, b] : open)
+    if (!b.empty()) run_batch(b, target);
   return results;
 }
 

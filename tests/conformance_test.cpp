@@ -43,7 +43,9 @@ TEST(ConformanceRef, EverySupportedCasePasses) { expect_all_supported_pass("ref"
 // MVN "expanded" cases caught a reduction-var renumbering bug in epilogue fusion).
 LOCKSTEP_ON_EACH_TARGET(Conformance);
 
-TEST_P(Conformance, EverySupportedCasePasses) { expect_all_supported_pass(GetParam(), testing::conformance_sample()); }
+TEST_P(Conformance, EverySupportedCasePasses) {
+  expect_all_supported_pass(GetParam(), testing::conformance_sample(GetParam()));
+}
 
 // A sample leaves cases out, never an op: it runs each case that brings a new one.
 TEST(ConformanceRef, ASampleCoversEveryOpOfTheFullSet) {
@@ -57,9 +59,17 @@ TEST(ConformanceRef, ASampleCoversEveryOpOfTheFullSet) {
   EXPECT_LT(third.size(), full.size() / 2);
   EXPECT_GT(third.size(), full.size() / 3);
   EXPECT_EQ(ops_of(third), ops_of(full));
-  std::set<std::string> names;
+  std::set<std::string> names, sliced;
   for (const CaseResult& r : full) names.insert(r.name);
   for (const CaseResult& r : third) EXPECT_TRUE(names.count(r.name)) << r.name;
+  // The three slices (CI runs the day's) run every case between them, each its own third.
+  for (size_t slice = 0; slice < 3; ++slice) {
+    auto part = run_conformance(LOCKSTEP_TEST_DATA "/onnx-node", "ref", "", 3, slice);
+    EXPECT_EQ(ops_of(part), ops_of(full)) << "slice " << slice;
+    EXPECT_LT(part.size(), full.size() / 2) << "slice " << slice;
+    for (const CaseResult& r : part) sliced.insert(r.name);
+  }
+  EXPECT_EQ(sliced, names);
 }
 
 }  // namespace
@@ -96,6 +106,46 @@ TEST(ConformanceRef, AModelOfAnotherDomainIsUnsupportedNotFailed) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].status, CaseResult::Unsupported) << r[0].detail;
   EXPECT_NE(r[0].detail.find("ai.onnx.ml"), std::string::npos) << r[0].detail;
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+void copy_case(const fs::path& to, const std::string& model_of, const std::string& data_of) {
+  const fs::path from = LOCKSTEP_TEST_DATA "/onnx-node";
+  fs::create_directories(to);
+  fs::copy_file(from / model_of / "model.onnx", to / "model.onnx");
+  fs::copy(from / data_of / "test_data_set_0", to / "test_data_set_0");
+}
+
+// A compiled target builds cases in batches, yet each result is the case's own: a case that
+// fails in the batch (Abs's model against Neg's data) reports its own mismatch, one the target
+// refuses (Max in float64, which Metal lacks) the error a run of it alone gives, and the rest
+// pass. All four are opset 13, so they share one batch.
+TEST(ConformanceBatch, EachCaseReportsWhatItGivesAlone) {
+  SKIP_UNLESS_RUNS("metal-sim");
+  PrivateTempDir dir("lockstep-test");
+  copy_case(dir.path() / "test_a_abs", "test_abs", "test_abs");
+  copy_case(dir.path() / "test_b_wrong", "test_abs", "test_neg");
+  copy_case(dir.path() / "test_c_f64", "test_max_float64", "test_max_float64");
+  copy_case(dir.path() / "test_d_neg", "test_neg", "test_neg");
+  std::vector<CaseResult> r = run_conformance(dir.path().string(), "metal-sim");
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].status, CaseResult::Passed) << r[0].detail;
+  EXPECT_EQ(r[1].status, CaseResult::Failed);
+  EXPECT_EQ(r[1].detail.rfind("test_data_set_0 output 0: ", 0), 0u) << r[1].detail;
+  EXPECT_EQ(r[2].status, CaseResult::Unsupported) << r[2].detail;
+  std::vector<CaseResult> alone = run_conformance(dir.path().string(), "metal-sim", "test_c_f64");
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(r[2].detail, alone[0].detail);
+  EXPECT_NE(r[2].detail.find("f64, which target 'metal-sim' does not have"), std::string::npos) << r[2].detail;
+  EXPECT_EQ(r[2].detail.find("c2/"), std::string::npos) << r[2].detail;
+  EXPECT_EQ(r[3].status, CaseResult::Passed) << r[3].detail;
 }
 
 }  // namespace

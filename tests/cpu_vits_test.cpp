@@ -34,8 +34,8 @@ void expect_agrees(const Graph& g, const TensorMap& in, const std::vector<Tensor
 
 TensorMap seed_inputs(const Graph& g, int64_t frames) { return vits::seed_inputs(g, frames); }
 
-// Every prefix of the pass pipeline is a correct program. CI walks a sample
-// (LOCKSTEP_SWEEP=full walks every N).
+// Every prefix of the pass pipeline is a correct program. The default tier walks a sample
+// (the exhaustive tier, LOCKSTEP_SWEEP=full, every N).
 TEST(CpuVits, EveryPassLimitAgreesOn174) {
   Graph g = cut(kCut174);
   TensorMap in = seed_inputs(g, 1024);
@@ -44,8 +44,7 @@ TEST(CpuVits, EveryPassLimitAgreesOn174) {
   int total = static_cast<int>(full->pass_log().size());
   ASSERT_GT(total, 50);
   std::set<int> limits;
-  const char* sweep = std::getenv("LOCKSTEP_SWEEP");
-  bool all = sweep && std::string(sweep) == "full";
+  bool all = testing::full_sweep();
   for (int n = 0; n <= total; ++n)
     if (all || n <= 2 || n >= total - 2 || n % (total / 8) == 0) limits.insert(n);
   for (int n : limits) {

@@ -146,7 +146,7 @@ TEST(MetalConformance, EverySupportedCasePassesButThoseNeedingF64) {
   unsupported.insert(testing::run_time_shaped_cases().begin(), testing::run_time_shaped_cases().end());
   for (const std::string t : {"metal", "metal-sim"}) {
     if (!testing::cannot_run(t).empty()) continue;
-    size_t sample = testing::conformance_sample();
+    size_t sample = testing::conformance_sample(t);
     std::vector<CaseResult> results = testing::conformance_on(t, sample);
     ASSERT_GE(results.size(), 300u / sample);
     size_t passed = 0, refused = 0;  // refused: the f64 and unsupported cases this run took
@@ -384,11 +384,15 @@ TEST(MetalSim, AStagingBufferRewrittenBeforeItsCopyRanIsPoisoned) {
 }
 
 // ------------------------------------------------- the reported scenario, on metal-sim
+// Exhaustive forms (ctest -L full): the default tier's staging-race checks on metal-sim are
+// MetalSim.AStagingBufferRewrittenBeforeItsCopyRanIsPoisoned and the Staging, TargetFaults and
+// CheckFaults suites.
 
 // The 174-node graph with the staging wait skipped: wrong on metal-sim, `check` catches it in
 // the output and the constants, `bisect --by all` names stage constants; without the fault
 // cpu, metal-sim and ref agree.
 TEST(MetalSimScenario, StagingReuseOn174IsWrongAndBisectNamesConstants) {
+  SKIP_UNLESS_FULL("dozens of host-compiler builds");
   CliResult clean = lockstep({"check", model_file("g174"), "--targets", "cpu,metal-sim", "--seed-inputs", "vits", "--fresh", "1"});
   EXPECT_EQ(clean.status, 0) << clean.out << clean.err;
   EXPECT_NE(clean.line("verdict: ").find("agree"), std::string::npos) << clean.out;
@@ -409,6 +413,7 @@ TEST(MetalSimScenario, StagingReuseOn174IsWrongAndBisectNamesConstants) {
 // compiled after the 174-node graph (check's A-B-A row, B after A against B alone in a fresh
 // process); bisect of the prefix names stage constants, found on its second compile.
 TEST(MetalSimScenario, StagingReusePrefixRightAloneWrongAfterThe174) {
+  SKIP_UNLESS_FULL("dozens of host-compiler builds");
   auto faulty = [](std::vector<std::string> a) {
     a.insert(a.end(), {"--seed-inputs", "vits", "--inject-fault", "staging-reuse", "--staging-slots", "74"});
     return a;

@@ -46,7 +46,10 @@ TEST_P(SymbolicLengths, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
   CompileOptions sym, spec;
   spec.symbolic = false;
   std::unique_ptr<Program> p = compile(g, GetParam(), sym);
-  std::vector<int64_t> lengths = {17, 5, 1, 40, 17};
+  // Each length is also compiled for itself (PoCL: half a minute each with an empty cache): the
+  // default tier binds T = 1 and binds 17 again; the exhaustive tier adds 5 and 40.
+  std::vector<int64_t> lengths =
+      testing::full_sweep() ? std::vector<int64_t>{17, 5, 1, 40, 17} : std::vector<int64_t>{17, 1, 17};
   for (int64_t T : lengths) {
     TensorMap in = vits::seed_inputs(g, T);
     std::vector<Tensor> outs = p->run(in);
@@ -56,7 +59,7 @@ TEST_P(SymbolicLengths, OneCompileServesEveryLengthBitForBitAsCompiledForIt) {
     EXPECT_EQ(sha_of(outs), sha_of(compile(g, GetParam(), spec)->run(in))) << "T=" << T;
   }
   EXPECT_EQ(p->stats().compiles, 1);
-  EXPECT_EQ(p->stats().binds, 4);
+  EXPECT_EQ(p->stats().binds, static_cast<int>(lengths.size()) - 1);
 }
 
 // x [1, 16, T] -> Conv 16 -> 16 channels, 3 taps. From T = 256 a GPU work group copies the

@@ -108,8 +108,18 @@ TEST(VerifyBisect, Graph174WithoutFaultAgreesAndExitsZero) {
     EXPECT_NE(r.out.find(std::string(stage) + " "), std::string::npos) << stage;
 }
 
-// The runtime and kernel fault classes on the full decoder, on each target (cuda where it runs).
-LOCKSTEP_ON_EACH_TARGET(DecoderFaults);
+// The runtime and kernel fault classes on the full decoder, on each target (cuda where it runs):
+// an exhaustive form. The default tier runs them on cpu, but for cache-by-name (about ten decoder
+// compiles); each class's 174-node form, on every target, is CheckFaults' (verify_check_test.cpp).
+class DecoderFaults : public testing::OnEachTarget {
+ protected:
+  void SetUp() override {
+    testing::OnEachTarget::SetUp();
+    if (!IsSkipped() && GetParam() != "cpu") SKIP_UNLESS_FULL("the decoder's fault classes off cpu");
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Targets, DecoderFaults, ::testing::ValuesIn(testing::compiled_targets()),
+                         [](const auto& i) { return testing::param_name(i.param); });
 
 TEST_P(DecoderFaults, KernelFaultNamesTheNodeAndNoPass) {
   Bisected b = bisect_decoder("kernel:/dec/resblocks.4/convs1.1/Conv", GetParam());
@@ -168,11 +178,10 @@ TEST(VerifyBisect, PassFaultNamesTheApplication) {
 }
 
 // The same on the full decoder: about ten decoder compiles at other pass limits, about 140 s
-// with an empty kernel cache on cpu, so it runs with the sweep (ctest -L sweep,
-// LOCKSTEP_SWEEP=full); tools/gpu-check.sh runs it on cuda.
+// with an empty kernel cache on cpu, so it runs in the exhaustive tier (ctest -L full);
+// tools/gpu-check.sh runs it on cuda.
 TEST_P(DecoderFaults, PassFaultOnTheFullDecoderNamesTheApplication) {
-  const char* sweep = std::getenv("LOCKSTEP_SWEEP");
-  if (!sweep || std::string(sweep) != "full") GTEST_SKIP() << "sweep test: ctest -L sweep, or LOCKSTEP_SWEEP=full";
+  SKIP_UNLESS_FULL("ten decoder compiles");
   Graph g = decoder128();
   TensorMap in = vits::seed_inputs(g, 128);
   expect_pass_found(bisect_decoder("pass:141", GetParam()), named_application(g, in, 141, GetParam()),
@@ -213,6 +222,7 @@ TEST_P(DecoderFaults, StagingReuseNamesTheConstantsStageAndItsReaders) {
 }
 
 TEST_P(DecoderFaults, CacheByNameNamesTheAbaStage) {
+  SKIP_UNLESS_FULL("the decoder's A-B-A compiles");
   Bisected b = bisect_decoder("cache-by-name", GetParam());
   EXPECT_EQ(b.r.status, 1) << b.r.err;
   EXPECT_EQ(b.verdict.rfind("stage A-B-A: ", 0), 0u) << b.verdict;

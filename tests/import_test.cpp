@@ -106,6 +106,14 @@ TEST(Import, InitializerWithHugeDimsAndNoDataIsRefusedWithoutAllocating) {
   EXPECT_NE(msg.find("has 0 values, shape [122,8,10,10,8,8,2431,4] needs 60739993600"), std::string::npos) << msg;
 }
 
+// The fuzzer's find: an opset-11 TopK without its k input read past the node's input list.
+TEST(Import, ATopKWithoutItsKInputIsAnErrorNamingTheNode) {
+  std::string msg = testing::error_of([] { load_onnx(LOCKSTEP_TEST_DATA "/bad/topk_without_k.onnx"); });
+  EXPECT_NE(msg.find("node 'TopK#0' (TopK): from opset 10 k is the second input, and it is not given"),
+            std::string::npos)
+      << msg;
+}
+
 // Nodes listed consumer-first (some tools write them so) are put in order; a cycle is an error.
 TEST(Import, NodesOutOfOrderAreSortedAndCyclesRefused) {
   onnx::ModelProto m;

@@ -57,7 +57,12 @@ class InferCtx : public OpCtx {
   std::vector<TypeInfo> out;
   std::vector<std::optional<RefTensor>> out_value;
 
-  const TypeInfo& input(size_t k) const { return *in[k]; }
+  // An input past those given reads as omitted (untyped): a rule that reads one an older opset
+  // or a malformed node lacks then fails on its type instead of reading past the list.
+  const TypeInfo& input(size_t k) const {
+    static const TypeInfo omitted;
+    return k < in.size() ? *in[k] : omitted;
+  }
   const RefTensor* value(size_t k) const { return k < in_value.size() ? in_value[k] : nullptr; }
   void set_output(size_t k, DType t, Shape dims) { out[k] = TypeInfo{t, true, std::move(dims)}; }
   void set_output_unknown_rank(size_t k, DType t) { out[k] = TypeInfo{t, false, {}}; }

@@ -33,6 +33,7 @@ void infer_topk(InferCtx& c) {
   require_op_exists(c, {{1, 0}});
   const TypeInfo& x = c.input(0);
   if (x.dtype == DType::boolean) c.fail("input must be numeric, got bool");
+  if (c.opset >= 10 && !c.has_input(1)) c.fail("from opset 10 k is the second input, and it is not given");
   if (c.opset >= 10 && c.input(1).dtype != DType::i64)
     c.fail(std::string("k must be int64, got ") + dtype_name(c.input(1).dtype));
   if (c.opset < 11 && (c.has_attr("largest") || c.has_attr("sorted"))) c.fail("largest and sorted are from opset 11");

@@ -105,13 +105,22 @@ std::string run_case(const Graph& g, Program& prog, const fs::path& dir, const C
   return "";
 }
 
-// A case picked to run: its graph, tolerances and where its result goes.
+// A case picked to run: its graph, tolerances and where its result goes; for a batch, its one
+// data set and that set's inputs, read once.
 struct Pending {
   fs::path dir;
   Graph g;
   CaseSpec spec;
   CaseResult* result;
+  fs::path set = {};
+  std::vector<Tensor> inputs = {};
 };
+
+// A case that threw: unsupported when the throw says so, else failed, with the message.
+void record_error(CaseResult& r, const std::exception& e) {
+  r.status = dynamic_cast<const Unsupported*>(&e) ? CaseResult::Unsupported : CaseResult::Failed;
+  r.detail = e.what();
+}
 
 void run_alone(const Pending& p, const std::string& target) {
   CaseResult& r = *p.result;
@@ -119,25 +128,22 @@ void run_alone(const Pending& p, const std::string& target) {
     auto prog = compile(p.g, target);
     r.detail = run_case(p.g, *prog, p.dir, p.spec);
     r.status = r.detail.empty() ? CaseResult::Passed : CaseResult::Failed;
-  } catch (const Unsupported& e) {
-    r.status = CaseResult::Unsupported;
-    r.detail = e.what();
   } catch (const std::exception& e) {
-    r.status = CaseResult::Failed;
-    r.detail = e.what();
+    record_error(r, e);
   }
 }
 
 // Whether a case may share a compile: one data set whose inputs match the model's, and no named
-// dimension (two cases' "N" would have to agree).
-bool batchable(const Pending& p) {
-  std::vector<fs::path> sets = data_sets(p.dir);
-  if (sets.size() != 1 || load_numbered(sets[0], "input_").size() != p.g.inputs.size() || p.g.outputs.empty())
-    return false;
+// dimension (two cases' "N" would have to agree). Keeps the set and its inputs in `p`.
+bool batchable(Pending& p) {
   for (const Value& v : p.g.values)
     for (const Dim& d : v.declared)
       if (!d.symbol.empty()) return false;
-  return true;
+  std::vector<fs::path> sets = data_sets(p.dir);
+  if (sets.size() != 1 || p.g.outputs.empty()) return false;
+  p.set = sets[0];
+  p.inputs = load_numbered(p.set, "input_");
+  return p.inputs.size() == p.g.inputs.size();
 }
 
 std::string prefix_of(size_t k) { return "c" + std::to_string(k) + "/"; }
@@ -177,18 +183,15 @@ void run_batch(std::vector<const Pending*> batch, const std::string& target) {
     try {
       Graph j = join(batch);
       TensorMap feed;
-      for (size_t k = 0; k < batch.size(); ++k) {
-        std::vector<Tensor> ins = load_numbered(data_sets(batch[k]->dir)[0], "input_");
-        for (size_t i = 0; i < ins.size(); ++i)
-          feed[prefix_of(k) + batch[k]->g.values[batch[k]->g.inputs[i]].name] = ins[i];
-      }
+      for (size_t k = 0; k < batch.size(); ++k)
+        for (size_t i = 0; i < batch[k]->inputs.size(); ++i)
+          feed[prefix_of(k) + batch[k]->g.values[batch[k]->g.inputs[i]].name] = batch[k]->inputs[i];
       std::vector<Tensor> got = compile(j, target)->run(feed);
       size_t at = 0;
       for (const Pending* p : batch) {
-        fs::path set = data_sets(p->dir)[0];
         std::vector<Tensor> mine(got.begin() + at, got.begin() + at + p->g.outputs.size());
         at += p->g.outputs.size();
-        if (compare_set(mine, load_numbered(set, "output_"), set, p->spec).empty())
+        if (compare_set(mine, load_numbered(p->set, "output_"), p->set, p->spec).empty())
           p->result->status = CaseResult::Passed;
         else run_alone(*p, target);
       }
@@ -242,12 +245,8 @@ std::vector<CaseResult> run_conformance(const std::string& dir_str, const std::s
       results.push_back(std::move(r));
       pending.push_back(Pending{c, std::move(g), spec, &results.back()});
       continue;
-    } catch (const Unsupported& e) {
-      r.status = CaseResult::Unsupported;
-      r.detail = e.what();
     } catch (const std::exception& e) {
-      r.status = CaseResult::Failed;
-      r.detail = e.what();
+      record_error(r, e);
     }
     results.push_back(std::move(r));
   }
@@ -255,7 +254,7 @@ std::vector<CaseResult> run_conformance(const std::string& dir_str, const std::s
   // cases of one opset in batches.
   constexpr size_t kBatch = 32;
   std::map<std::pair<int, int64_t>, std::vector<const Pending*>> open;
-  for (const Pending& p : pending) {
+  for (Pending& p : pending) {
     if (target == "ref" || !batchable(p)) {
       run_alone(p, target);
       continue;

@@ -62,6 +62,38 @@ ExprP dense_source(const Plan& p, const Kernel& k) {
   return dense ? k.body : nullptr;
 }
 
+// A reader's flat load of a producer (of shape s) unflattens its index into dims, a div and a
+// mod each; the producer's loads at its own element (of a buffer of shape s, or a dense view of
+// one of as many elements) would only flatten them again. Those are read at the reader's flat index instead: marked with a var past any
+// the reader uses (Var(kMarker) once `substitute` has shifted it), which then becomes `flat`.
+constexpr int kMarker = 62;
+
+ExprP mark_own_elements(const ExprP& body, const Shape& s, int shift) {
+  std::vector<const Expr*> loads;
+  collect_loads(body, loads);
+  std::set<int> bufs;
+  for (const Expr* ld : loads) bufs.insert(ld->buf);
+  std::vector<ExprP> vars = out_vars(s.size()), zeroed = vars;  // a size-1 dim's index may be 0
+  for (size_t k = 0; k < s.size(); ++k)
+    if (s[k] == 1) zeroed[k] = icst(0);
+  ExprP out = body, own_flat = flatten_index(vars, s), own_zeroed = flatten_index(zeroed, s);
+  for (int b : bufs)
+    out = replace_loads(out, b, [&](const Expr& ld) {
+      bool own = ld.flat ? shape_numel(ld.shape) == shape_numel(s) &&
+                               (same(ld.args[0], own_flat) || same(ld.args[0], own_zeroed))
+                         : ld.shape == s && is_identity_index(ld);
+      return own ? load_flat(ld.buf, ld.shape, ld.type, var(kMarker - shift)) : with_args(ld, ld.args);
+    });
+  return out;
+}
+
+ExprP unmark(const ExprP& e, const ExprP& flat) {
+  std::vector<ExprP> vars;
+  for (int k = 0; k < kMarker; ++k) vars.push_back(var(k));
+  vars.push_back(flat);
+  return substitute(e, vars, 0);
+}
+
 // The producer's value at the reader's load `ld`. A producer's reduction vars are renumbered to
 // follow the reader's output vars (only a reader without a reduction of its own takes one).
 ExprP inlined_at(const Plan& p, const Kernel& prod, const Expr& ld, int reader_rank) {
@@ -72,7 +104,10 @@ ExprP inlined_at(const Plan& p, const Kernel& prod, const Expr& ld, int reader_r
     std::vector<int64_t> strides = shape_strides(s);
     for (size_t k = 0; k < s.size(); ++k)
       vars.push_back(s[k] == 1 ? icst(0) : binary(Fn::Mod, binary(Fn::Div, ld.args[0], icst(strides[k])), icst(s[k])));
-    return substitute(prod.body, vars, reader_rank - static_cast<int>(s.size()));
+    int shift = reader_rank - static_cast<int>(s.size());
+    if (max_var(ld.args[0]) >= kMarker || kMarker - shift < static_cast<int>(s.size()))
+      return substitute(prod.body, vars, shift);
+    return unmark(substitute(mark_own_elements(prod.body, s, shift), vars, shift), ld.args[0]);
   }
   return substitute(prod.body, ld.args, reader_rank - static_cast<int>(s.size()));
 }
@@ -310,6 +345,49 @@ void fuse_elementwise(Plan& p, PassManager& pm) {
   });
 }
 
+// Whether C reads buffer b of shape s (as many elements as C's own) only as a dense view: each
+// element at its own flat position. C can then be computed over s instead (relayout()).
+bool reads_as_view(const Plan& p, const Kernel& C, int b, const Shape& s) {
+  const Buffer &out = p.buffers[C.out], &in = p.buffers[b];
+  if (!out.dims.empty() || !in.dims.empty() || shape_numel(out.shape) != shape_numel(s)) return false;
+  std::vector<const Expr*> loads;
+  collect_loads(C.body, loads);
+  std::vector<ExprP> vars = out_vars(out.shape.size()), zeroed = vars;
+  for (size_t k = 0; k < vars.size(); ++k)
+    if (out.shape[k] == 1) zeroed[k] = icst(0);
+  ExprP own = flatten_index(vars, out.shape), own_zeroed = flatten_index(zeroed, out.shape);
+  for (const Expr* ld : loads)
+    if (ld->buf == b && !(ld->flat && (same(ld->args[0], own) || same(ld->args[0], own_zeroed)))) return false;
+  return true;
+}
+
+// Kernel C computed over shape s instead of its own (as many elements, row-major alike): its
+// output buffer takes shape s and every reader's loads of it become flat loads of the same
+// elements. A conv summed over flattened positions then takes its epilogue.
+void relayout(Plan& p, int c, const Shape& s) {
+  Kernel& C = p.kernels[c];
+  Buffer& out = p.buffers[C.out];
+  Shape was = out.shape;
+  std::vector<ExprP> u = out_vars(s.size()), vars;
+  ExprP flat = flatten_index(u, s);
+  std::vector<int64_t> strides = shape_strides(was);
+  for (size_t k = 0; k < was.size(); ++k)
+    vars.push_back(was[k] == 1 ? icst(0) : binary(Fn::Mod, binary(Fn::Div, flat, icst(strides[k])), icst(was[k])));
+  int shift = static_cast<int>(s.size()) - static_cast<int>(was.size());
+  C.body = unmark(substitute(mark_own_elements(C.body, was, shift), vars, shift), flat);
+  out.shape = s;
+  for (Kernel& R : p.kernels)
+    if (&R != &C)
+      R.body = replace_loads(R.body, C.out, [&](const Expr& ld) {
+        return load_flat(ld.buf, s, ld.type, ld.flat ? ld.args[0] : flatten_index(ld.args, was));
+      });
+}
+
+// The reader's flat loads of `b` at its own element (after relayout) as loads at its index.
+ExprP own_index_loads(const ExprP& body, int b, size_t rank) {
+  return replace_loads(body, b, [&](const Expr& ld) { return load(ld.buf, ld.shape, ld.type, out_vars(rank)); });
+}
+
 void fuse_epilogues(Plan& p, PassManager& pm) {
   Fuser f(p, pm);
   f.each_producer([&](int k, const std::vector<int>& rs) {
@@ -317,13 +395,19 @@ void fuse_epilogues(Plan& p, PassManager& pm) {
     if (p.buffers[P.out].kind != Buffer::Temp || rs.size() != 1 || !has_reduce(P.body)) return false;
     const Kernel& C = p.kernels[rs[0]];
     const Shape& s = p.buffers[P.out].shape;
-    if (has_reduce(C.body) || p.buffers[C.out].shape != s || count_loads(C.body, P.out) != 1) return false;
+    if (has_reduce(C.body) || count_loads(C.body, P.out) != 1) return false;
+    bool view = p.buffers[C.out].shape != s;
+    if (view && (p.buffers[C.out].kind != Buffer::Temp || !reads_as_view(p, C, P.out, s))) return false;
     if (too_deep(C.body, P.body) || f.too_wide(k, rs[0])) return false;
     std::vector<const Expr*> loads;
     collect_loads(C.body, loads);
     for (const Expr* ld : loads)  // the reader must take element i of P for its element i
-      if (ld->buf == P.out && !is_identity_index(*ld)) return false;
+      if (ld->buf == P.out && !view && !is_identity_index(*ld)) return false;
     if (!pm.request("fuse-epilogue", C.name + " into " + P.name, f.merged_names(k, rs[0]))) return false;
+    if (view) {
+      relayout(p, rs[0], s);
+      p.kernels[rs[0]].body = own_index_loads(p.kernels[rs[0]].body, P.out, s.size());
+    }
     f.merge(k, rs, pm.faulty());
     f.done();
     return true;

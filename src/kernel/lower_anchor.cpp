@@ -216,6 +216,54 @@ bool lower_transposed_phases(Lowering& L, int n, const ConvGeometry& geo) {
   return true;
 }
 
+// A conv over two or more spatial axes as a sum over (channel, taps) of its input's columns:
+// cols[n, c, k1.., o1..] is the input element that tap (k1..) reads for output position
+// (o1..) (0 in the pad). The sum is computed as [N, M, positions] (the positions flattened), so
+// a tile's rows are output channels and its lanes consecutive positions whatever the map's
+// width (the direct form's tiles ran along one row: a 7-wide map filled 7 of 16 lanes). The
+// terms and their order are the direct form's, so are the bits. A 1x1 conv of stride 1 and no
+// pad reads its input as it is.
+bool lower_conv_columns(Lowering& L, int n, const ConvGeometry& geo) {
+  const Node& node = L.g.nodes[n];
+  int x = node.inputs[0], w = node.inputs[1], y = node.outputs[0];
+  const Shape &xs = L.shape(x), &ys = L.shape(y), &ws = L.shape(w);
+  size_t nd = ys.size() - 2;
+  int64_t P = 1, G = geo.group, M = ys[1], C = xs[1], Cg = ws[1];
+  if (nd < 2 || Cg == 1) return false;  // a depthwise conv's copy would be taps x its input
+  for (size_t i = 0; i < nd; ++i) P *= ys[2 + i];
+  DType t = L.type(y).dtype;
+  bool as_is = true;
+  for (size_t i = 0; i < nd; ++i)
+    as_is &= geo.kernel[i] == 1 && geo.strides[i] == 1 && !geo.pads_begin[i] && !geo.pads_end[i];
+  // cols' vars: v0 batch, v1 channel, v2.. taps, v(2 + nd).. output position.
+  Shape cs = {xs[0], C};
+  std::vector<ExprP> xi = {v(0), v(1)};
+  ExprP inside = cst(1, DType::boolean);
+  for (size_t i = 0; i < nd; ++i) {
+    cs.push_back(geo.kernel[i]);
+    ExprP o = mul(v(2 + nd + i), icst(geo.strides[i])), k = mul(v(2 + i), icst(geo.dilations[i]));
+    ExprP pos = sub(add(o, k), icst(geo.pads_begin[i]));
+    if (geo.pads_begin[i] || geo.pads_end[i])
+      inside = all_of(inside, all_of(binary(Fn::Le, icst(0), pos), lt(pos, icst(xs[2 + i]))));
+    xi.push_back(pos);
+  }
+  for (size_t i = 0; i < nd; ++i) cs.push_back(ys[2 + i]);
+  int cols = as_is ? L.buf[x] : L.emit_temp(n, t, cs, select(inside, L.read(x, xi), cst(0, t)));
+  // The sum's vars: v0 batch, v1 output channel, v2 position, v3 (channel in group, taps) as
+  // one index, row-major as the weight and cols hold them: one loop, the same order of terms.
+  int64_t taps = 1;
+  for (size_t i = 0; i < nd; ++i) taps *= geo.kernel[i];
+  ExprP group = G == 1 ? icst(0) : binary(Fn::Div, v(1), icst(M / G));
+  ExprP first = mul(add(mul(v(0), icst(C)), mul(group, icst(Cg))), icst(as_is ? 1 : taps));
+  ExprP col = load_flat(cols, as_is ? xs : cs, t, add(mul(add(first, v(3)), icst(P)), v(2)));
+  ExprP weight = load_flat(L.buf[w], ws, L.type(w).dtype, add(mul(v(1), icst(Cg * taps)), v(3)));
+  Shape extents = {Cg * taps};
+  Shape flat = {ys[0], M, P};
+  int sum = L.emit_temp(n, t, flat, conv_sum(L, n, binary(Fn::Mul, weight, col), 3, extents));
+  L.emit(n, y, load_flat(sum, flat, t, flatten_index(out_vars(ys.size()), ys)));
+  return true;
+}
+
 void lower_conv(Lowering& L, int n, bool transpose) {
   const Node& node = L.g.nodes[n];
   OpCtx c(L.g, n);
@@ -224,6 +272,7 @@ void lower_conv(Lowering& L, int n, bool transpose) {
   const Shape& ws = L.shape(w);
   ConvGeometry geo = conv_geometry(c, L.shape(x), ws, transpose);
   if (transpose && (lower_transposed_phases(L, n, geo) || lower_transposed_direct(L, n, geo))) return;
+  if (!transpose && lower_conv_columns(L, n, geo)) return;
   size_t nd = ys.size() - 2, r = ys.size();
   int64_t G = geo.group, M = ys[1];
   int64_t Cg = transpose ? ws[0] / G : ws[1], Mg = M / G;

@@ -110,4 +110,45 @@ void block_constant_rows(Plan& p, PassManager& pm) {
   }
 }
 
+// A constant matrix that a reduction reads as [column, k] (a Gemm with transB: a classifier's
+// weight [N, K]) stored as [k, column], so that a tile's lanes read consecutive elements instead
+// of one every K. Only the storage order changes: every product and sum is the same.
+void transpose_constant_columns(Plan& p, PassManager& pm) {
+  std::vector<int> reads = loads_per_buffer(p);
+  for (Kernel& k : p.kernels) {
+    const Expr* red = find_reduce(k.body);
+    size_t rank = p.buffers[k.out].shape.size();
+    if (!red || rank < 1) continue;
+    std::vector<const Expr*> loads;
+    collect_loads(red->args[0], loads);
+    for (const Expr* ld : loads) {
+      Buffer& b = p.buffers[ld->buf];
+      if (ld->flat || b.kind != Buffer::Constant || !b.data || b.shape.size() != 2 || ld->args.size() != 2) continue;
+      const Expr &c = *ld->args[0], &r = *ld->args[1];
+      bool column_then_k = c.op == Op::Var && c.i == static_cast<int64_t>(rank) - 1 && r.op == Op::Var &&
+                           r.i >= static_cast<int64_t>(rank) && b.shape[0] > 1;
+      if (!column_then_k || reads[ld->buf] != 1) continue;
+      std::string what = "constant b" + std::to_string(ld->buf) + " of " + k.name + " stored transposed";
+      if (!pm.request("transpose-constant", what, k.nodes)) continue;
+      bool faulty = pm.faulty();
+      const Tensor& t = *b.data;
+      Tensor tr(t.dtype, {t.shape[1], t.shape[0]});
+      size_t e = dtype_size(t.dtype);
+      for (int64_t i = 0; i < t.shape[0]; ++i)
+        for (int64_t j = 0; j < t.shape[1]; ++j)
+          std::memcpy(tr.bytes.data() + (j * t.shape[0] + i) * e, t.bytes.data() + (i * t.shape[1] + j) * e, e);
+      b.data = std::make_shared<const Tensor>(std::move(tr));
+      b.shape = b.data->shape;
+      int buf = ld->buf;
+      k.body = replace_loads(k.body, buf, [&](const Expr& x) {
+        ExprP moved = load(buf, b.shape, x.type, {x.args[1], x.args[0]});
+        ExprP bad = faulty ? pm.fault->corrupt_load(*moved) : nullptr;
+        return bad ? bad : moved;
+      });
+      pm.finished();
+      break;  // the body changed: `loads` point into the old one
+    }
+  }
+}
+
 }  // namespace lockstep

@@ -27,6 +27,7 @@ void simplify_indices(kir::Plan& p);
 // Whether index e lies in [0, d) at every point of kernel k's loops, by the same bounds.
 bool index_within(const kir::Plan& p, const kir::Kernel& k, const kir::ExprP& e, const kir::ExprP& d);
 void block_constant_rows(kir::Plan& p, PassManager& pm);  // after the schedule: constants in tile order
+void transpose_constant_columns(kir::Plan& p, PassManager& pm);  // [column, k] constants stored [k, column]
 // After the schedule, on a target that stages host windows: a conv's cheap elementwise producer
 // computed in its tiles (window.cpp); each one a numbered application where `pm` is given.
 void absorb_windows(kir::Plan& p, const kir::TargetDesc& t, PassManager* pm);

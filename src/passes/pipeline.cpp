@@ -171,6 +171,7 @@ void verify_plan(const Plan& p) {
 void schedule_for_target(Plan& p, const TargetDesc& t, PassManager& pm) {
   choose_schedules(p, t, pm);  // a symbolic plan's Symbols buffer is one more kernel argument
   block_constant_rows(p, pm);
+  transpose_constant_columns(p, pm);
   absorb_windows(p, t, &pm);
   collect_divisors(p);
   verify_plan(p);

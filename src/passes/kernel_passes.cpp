@@ -414,6 +414,25 @@ void fuse_epilogues(Plan& p, PassManager& pm) {
   });
 }
 
+// A reduction whose output has a size-1 dim just before the last (an exporter's sequence-first
+// attention: [L, 1, E]) is computed over its shape without size-1 dims: a host tile blocks rows
+// of the dim before the last, and with one row each FMA pair cost a broadcast load.
+void squeeze_reduction_rows(Plan& p, PassManager& pm) {
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const Kernel& K = p.kernels[k];
+    const Buffer& b = p.buffers[K.out];
+    const Shape& s = b.shape;
+    if (!has_reduce(K.body) || b.kind != Buffer::Temp || !b.dims.empty() || s.size() < 3 || s[s.size() - 2] != 1)
+      continue;
+    Shape squeezed;
+    for (int64_t d : s)
+      if (d != 1) squeezed.push_back(d);
+    if (squeezed.size() < 2 || !pm.request("squeeze-rows", K.name + " over " + shape_str(squeezed), K.nodes)) continue;
+    relayout(p, static_cast<int>(k), squeezed);
+    pm.finished();
+  }
+}
+
 void remove_dead_kernels(Plan& p) {
   // One sweep from the last kernel back: a kernel's readers all come after it, so by the time
   // it is looked at, every reader that will go has gone.

@@ -19,6 +19,7 @@ void split_wide_kernels(kir::Plan& p, PassManager& pm);  // required: at most kM
 void inline_views(kir::Plan& p, PassManager& pm);       // pure index remaps into their readers
 void fuse_elementwise(kir::Plan& p, PassManager& pm);   // single-reader elementwise producers
 void fuse_epilogues(kir::Plan& p, PassManager& pm);     // elementwise readers into their anchor
+void squeeze_reduction_rows(kir::Plan& p, PassManager& pm);  // [L, 1, E] reductions over [L, E]
 void remove_dead_kernels(kir::Plan& p);                 // required clean-up, not numbered
 // Index / and % and comparisons folded by the loop variables' extents (the same values at every
 // point of the loops); not numbered. Not for a probe of a symbolic plan, whose extents change;

@@ -210,6 +210,7 @@ PipelineResult run_pipeline(const Graph& input, const std::vector<TypeInfo>& inp
   inline_views(result.plan, pm);
   fuse_epilogues(result.plan, pm);  // before elementwise fusion can reshape an anchor's readers
   fuse_elementwise(result.plan, pm);
+  squeeze_reduction_rows(result.plan, pm);
   remove_dead_kernels(result.plan);
   if (!opts.probe) simplify_indices(result.plan);
   verify_plan(result.plan);

@@ -48,6 +48,9 @@ int64_t host_rows(const Buffer& b, int64_t most) {
   return std::min(most, std::max<int64_t>(1, s[s.size() - 2]));
 }
 
+constexpr int64_t kFewTiles = 4;
+constexpr int64_t kCachedBytes = int64_t{1} << 20;
+
 Schedule host_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
   const Shape& s = b.shape;
   Schedule h;
@@ -56,6 +59,13 @@ Schedule host_schedule(const Buffer& b, const Expr* red, const TargetDesc& t) {
   h.lanes = red ? t.reduce_lanes : t.element_lanes;
   h.rows = red ? host_rows(b, t.reduce_rows) : 1;
   h.tile_at = red && r >= 2 ? static_cast<int64_t>(r) - 2 : (r ? static_cast<int64_t>(r) - 1 : 0);
+  // A reduction whose last dim spans a few tiles (a 7x7 map's 49 positions) and whose rows'
+  // operand outgrows the caches (512 channels x 4608 terms) runs its tiles inside each row
+  // block: the block's weights then serve every tile from cache, where running the row blocks
+  // inside each tile streamed all the weights from memory once per tile.
+  if (red && r >= 2 && fixed_dim(b, r - 1) && fixed_dim(b, r - 2) && (s[r - 1] + h.lanes - 1) / h.lanes <= kFewTiles &&
+      s[r - 2] * shape_numel(red->shape) * 4 >= kCachedBytes)
+    h.tile_at = static_cast<int64_t>(r) - 1;
   return h;
 }
 

@@ -208,6 +208,8 @@ void absorb_windows(Plan& p, const TargetDesc& t, PassManager* pm) {
   for (size_t c = 0; c < p.kernels.size(); ++c) {
     Kernel& C = p.kernels[c];
     if (C.schedule.loops != Schedule::Loops::Host || C.window.value || !find_reduce(C.body)) continue;
+    // A window serves the row blocks of one tile, which must follow each other on a thread.
+    if (C.schedule.tile_at != static_cast<int64_t>(p.buffers[C.out].shape.size()) - 2) continue;
     for (int b : kernel_inputs(C)) {
       int w = writer[b];
       if (w < 0 || readers[b] != 1 || !absorbable(p, p.kernels[w])) continue;

@@ -14,6 +14,7 @@
 #include "passes/pipeline.h"
 #include "runtime/program.h"
 #include "test_util.h"
+#include "verify/check.h"
 #include "verify/compare.h"
 
 namespace lockstep {
@@ -87,6 +88,25 @@ TEST(Conv2dColumns, AConvSumsOverFlattenedPositionsWithItsEpilogue) {
   bool transposed = false;
   for (const Buffer& b : p.buffers) transposed |= b.kind == Buffer::Constant && b.shape == Shape{8, 10};
   EXPECT_TRUE(transposed) << describe(p);
+}
+
+// check's fusion groups: a group computed over [1, 16, 49] holds a value of shape
+// [1, 16, 7, 7]; it is compared with the reference's in that shape, and agrees.
+TEST(Conv2dColumns, EveryFusionGroupAgreesWithTheReference) {
+  SKIP_UNLESS_RUNS("cpu");
+  CheckOptions o;
+  o.targets = {"cpu"};
+  o.fresh = 0;
+  o.repeat = 1;
+  Report r = run_check(cnn_block(), cnn_inputs(), o);
+  EXPECT_TRUE(r.agree) << r.verdict;
+  ASSERT_FALSE(r.trace.empty());
+  bool reshaped = false;
+  for (const TracePoint& p : r.trace) {
+    EXPECT_TRUE(p.ok) << p.kernel << " (" << p.value << "): cosine " << p.a.cosine << ", rel L2 " << p.a.rel_l2;
+    reshaped |= p.value == "/add_output_0";
+  }
+  EXPECT_TRUE(reshaped) << "the residual Add's group was not compared";
 }
 
 LOCKSTEP_ON_EACH_TARGET(Conv2dColumnsOn);

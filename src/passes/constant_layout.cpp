@@ -4,6 +4,7 @@
 // on from there (one stream on a CPU). Only the storage order changes: every product and every
 // sum is the same, so are the bits. Runs after the schedule, which chooses R.
 #include <cstring>
+#include <functional>
 
 #include "passes/passes.h"
 
@@ -51,6 +52,22 @@ Tensor blocked(const Tensor& t, size_t d, int64_t rows) {
   return r;
 }
 
+// Constant `buf` of kernel k holds `data` from now on, which k reads at `index(load)` of each of
+// its loads (corrupted by the planted fault of --inject-fault pass:N); one pass application.
+void store_reordered(Plan& p, Kernel& k, int buf, Tensor data, PassManager& pm,
+                     const std::function<std::vector<ExprP>(const Expr&)>& index) {
+  bool faulty = pm.faulty();
+  Buffer& b = p.buffers[buf];
+  b.data = std::make_shared<const Tensor>(std::move(data));
+  b.shape = b.data->shape;
+  k.body = replace_loads(k.body, buf, [&](const Expr& e) {
+    ExprP r = load(buf, b.shape, e.type, index(e));
+    ExprP bad = faulty ? pm.fault->corrupt_load(*r) : nullptr;
+    return bad ? bad : r;
+  });
+  pm.finished();
+}
+
 // Loads of each buffer in the whole plan.
 std::vector<int> loads_per_buffer(const Plan& p) {
   std::vector<int> n(p.buffers.size(), 0);
@@ -91,20 +108,13 @@ void block_constant_rows(Plan& p, PassManager& pm) {
       std::string what = "constant b" + std::to_string(ld->buf) + " of " + k.name + ": dim " + std::to_string(d) +
                          " in blocks of " + std::to_string(rows) + ", innermost";
       if (!pm.request("block-constant-rows", what, k.nodes)) continue;
-      bool faulty = pm.faulty();
-      b.data = std::make_shared<const Tensor>(blocked(*b.data, static_cast<size_t>(d), rows));
-      b.shape = b.data->shape;
-      int buf = ld->buf;
-      k.body = replace_loads(k.body, buf, [&](const Expr& e) {
+      store_reordered(p, k, ld->buf, blocked(*b.data, static_cast<size_t>(d), rows), pm, [&](const Expr& e) {
         std::vector<ExprP> args = e.args;
         ExprP rv = args[d];
         args[d] = binary(Fn::Div, rv, icst(rows));
         args.push_back(binary(Fn::Mod, rv, icst(rows)));
-        ExprP r = load(buf, b.shape, e.type, std::move(args));
-        ExprP bad = faulty ? pm.fault->corrupt_load(*r) : nullptr;
-        return bad ? bad : r;
+        return args;
       });
-      pm.finished();
       break;  // the body changed: `loads` point into the old one
     }
   }
@@ -130,22 +140,12 @@ void transpose_constant_columns(Plan& p, PassManager& pm) {
       if (!column_then_k || reads[ld->buf] != 1) continue;
       std::string what = "constant b" + std::to_string(ld->buf) + " of " + k.name + " stored transposed";
       if (!pm.request("transpose-constant", what, k.nodes)) continue;
-      bool faulty = pm.faulty();
-      const Tensor& t = *b.data;
-      Tensor tr(t.dtype, {t.shape[1], t.shape[0]});
-      size_t e = dtype_size(t.dtype);
-      for (int64_t i = 0; i < t.shape[0]; ++i)
-        for (int64_t j = 0; j < t.shape[1]; ++j)
-          std::memcpy(tr.bytes.data() + (j * t.shape[0] + i) * e, t.bytes.data() + (i * t.shape[1] + j) * e, e);
-      b.data = std::make_shared<const Tensor>(std::move(tr));
-      b.shape = b.data->shape;
-      int buf = ld->buf;
-      k.body = replace_loads(k.body, buf, [&](const Expr& x) {
-        ExprP moved = load(buf, b.shape, x.type, {x.args[1], x.args[0]});
-        ExprP bad = faulty ? pm.fault->corrupt_load(*moved) : nullptr;
-        return bad ? bad : moved;
+      // A matrix [N, K] in one block of all its N rows is [1, K, N]: its transpose.
+      Tensor tr = blocked(*b.data, 0, b.shape[0]);
+      tr.shape = {b.shape[1], b.shape[0]};
+      store_reordered(p, k, ld->buf, std::move(tr), pm, [](const Expr& x) {
+        return std::vector<ExprP>{x.args[1], x.args[0]};
       });
-      pm.finished();
       break;  // the body changed: `loads` point into the old one
     }
   }

@@ -73,10 +73,29 @@ ExprP dense_source(const Plan& p, const Kernel& k) {
   return dense ? k.body : nullptr;
 }
 
+// The flat index of a kernel's own element over its shape s: the row-major flatten of its vars,
+// or of them with a size-1 dim's index 0 (as a broadcast read writes it).
+struct OwnFlat {
+  ExprP own, zeroed;
+  int64_t numel;
+  explicit OwnFlat(const Shape& s) : numel(shape_numel(s)) {
+    std::vector<ExprP> vars = out_vars(s.size()), zero = vars;
+    for (size_t k = 0; k < s.size(); ++k)
+      if (s[k] == 1) zero[k] = icst(0);
+    own = flatten_index(vars, s);
+    zeroed = flatten_index(zero, s);
+  }
+  // Whether load ld reads, flat, the element at that index of a buffer of as many elements.
+  bool read_by(const Expr& ld) const {
+    return ld.flat && shape_numel(ld.shape) == numel && (same(ld.args[0], own) || same(ld.args[0], zeroed));
+  }
+};
+
 // A reader's flat load of a producer (of shape s) unflattens its index into dims, a div and a
 // mod each; the producer's loads at its own element (of a buffer of shape s, or a dense view of
-// one of as many elements) would only flatten them again. Those are read at the reader's flat index instead: marked with a var past any
-// the reader uses (Var(kMarker) once `substitute` has shifted it), which then becomes `flat`.
+// one of as many elements) would only flatten them again. Those are read at the reader's flat
+// index instead: marked with a var past any the reader uses (Var(kMarker) once `substitute`
+// has shifted it), which then becomes `flat`.
 constexpr int kMarker = 62;
 
 ExprP mark_own_elements(const ExprP& body, const Shape& s, int shift) {
@@ -84,16 +103,12 @@ ExprP mark_own_elements(const ExprP& body, const Shape& s, int shift) {
   collect_loads(body, loads);
   std::set<int> bufs;
   for (const Expr* ld : loads) bufs.insert(ld->buf);
-  std::vector<ExprP> vars = out_vars(s.size()), zeroed = vars;  // a size-1 dim's index may be 0
-  for (size_t k = 0; k < s.size(); ++k)
-    if (s[k] == 1) zeroed[k] = icst(0);
-  ExprP out = body, own_flat = flatten_index(vars, s), own_zeroed = flatten_index(zeroed, s);
+  OwnFlat own(s);
+  ExprP out = body;
   for (int b : bufs)
     out = replace_loads(out, b, [&](const Expr& ld) {
-      bool own = ld.flat ? shape_numel(ld.shape) == shape_numel(s) &&
-                               (same(ld.args[0], own_flat) || same(ld.args[0], own_zeroed))
-                         : ld.shape == s && is_identity_index(ld);
-      return own ? load_flat(ld.buf, ld.shape, ld.type, var(kMarker - shift)) : with_args(ld, ld.args);
+      bool at_own = ld.flat ? own.read_by(ld) : ld.shape == s && is_identity_index(ld);
+      return at_own ? load_flat(ld.buf, ld.shape, ld.type, var(kMarker - shift)) : with_args(ld, ld.args);
     });
   return out;
 }
@@ -366,12 +381,9 @@ bool reads_as_view(const Plan& p, const Kernel& C, int b, const Shape& s) {
   if (!out.dims.empty() || !in.dims.empty() || shape_numel(out.shape) != shape_numel(s)) return false;
   std::vector<const Expr*> loads;
   collect_loads(C.body, loads);
-  std::vector<ExprP> vars = out_vars(out.shape.size()), zeroed = vars;
-  for (size_t k = 0; k < vars.size(); ++k)
-    if (out.shape[k] == 1) zeroed[k] = icst(0);
-  ExprP own = flatten_index(vars, out.shape), own_zeroed = flatten_index(zeroed, out.shape);
+  OwnFlat own(out.shape);
   for (const Expr* ld : loads)
-    if (ld->buf == b && !(ld->flat && (same(ld->args[0], own) || same(ld->args[0], own_zeroed)))) return false;
+    if (ld->buf == b && !own.read_by(*ld)) return false;
   return true;
 }
 

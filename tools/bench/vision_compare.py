@@ -17,28 +17,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch"))
 import export_vision as ev  # noqa: E402
-
-
-def rel_l2(a, r):
-    a, r = np.asarray(a, np.float64), np.asarray(r, np.float64)
-    return float(np.linalg.norm(a - r) / np.linalg.norm(r))
-
-
-def timed(step, runs, warmup):
-    ms = []
-    for k in range(warmup + runs):
-        t = time.perf_counter()
-        out = step()
-        if k >= warmup:
-            ms.append((time.perf_counter() - t) * 1e3)
-    return out, float(np.median(ms))
+from compare import rel_l2, timed  # noqa: E402  (the VITS comparison's, this folder's)
 
 
 def time_torch(model, x, runs, warmup, tf32):
@@ -46,7 +31,8 @@ def time_torch(model, x, runs, warmup, tf32):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     m = model.float().cuda().eval()
     with torch.no_grad():
-        return timed(lambda: m(torch.from_numpy(x).cuda()).cpu().numpy(), runs, warmup)
+        out, st = timed(lambda: m(torch.from_numpy(x).cuda()).cpu().numpy(), runs, warmup)
+    return out, st["median_ms"]
 
 
 def time_ort(path, x, runs, warmup, threads):
@@ -54,7 +40,8 @@ def time_ort(path, x, runs, warmup, threads):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads or os.cpu_count()
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    return timed(lambda: s.run(["y"], {"x": x})[0], runs, warmup)
+    out, st = timed(lambda: s.run(["y"], {"x": x})[0], runs, warmup)
+    return out, st["median_ms"]
 
 
 def time_lockstep(binary, path, x_npy, target, runs, out_dir, threads=None):

@@ -434,6 +434,26 @@ void add_anchors(std::vector<OpCase>& cs) {
       OpCase{"Softmax opset 11 coerced", "Softmax", {In{F, {3, 4, 9}, -5, 5}}, {}, {{"axis", attr_int(1)}}, 11});
 }
 
+// Random generators (docs/random.md): each kind, seeded and keyed by the node, with a scale,
+// a range and a float16 output, and Bernoulli over probabilities.
+void add_random(std::vector<OpCase>& cs) {
+  const DType F = DType::f32;
+  cs.push_back(OpCase{"RandomNormalLike", "RandomNormalLike", {In{F, {2, 3, 37}}}, {}, {}});
+  cs.push_back(OpCase{
+      "RandomNormal seeded scaled",
+      "RandomNormal",
+      {},
+      {},
+      {{"shape", attr_ints({5, 19})}, {"seed", attr_float(2)}, {"mean", attr_float(-1)}, {"scale", attr_float(3)}}});
+  cs.push_back(OpCase{"RandomUniformLike float16",
+                      "RandomUniformLike",
+                      {In{F, {4, 29}}},
+                      {},
+                      {{"dtype", attr_int(10)}, {"low", attr_float(-2)}, {"high", attr_float(6)}}});
+  cs.push_back(OpCase{"RandomUniform", "RandomUniform", {}, {}, {{"shape", attr_ints({3, 41})}}});
+  cs.push_back(OpCase{"Bernoulli", "Bernoulli", {In{F, {6, 23}, 0, 1}}, {}, {}});
+}
+
 }  // namespace
 
 std::vector<OpCase> standard_cases() {
@@ -443,6 +463,7 @@ std::vector<OpCase> standard_cases() {
   add_attention(cs);
   add_scatters(cs);
   add_anchors(cs);
+  add_random(cs);
   return cs;
 }
 

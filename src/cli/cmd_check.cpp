@@ -73,7 +73,7 @@ VerifySubject load_subject(const std::string& model, const InputSpec& spec) {
   bool bundle = fs::is_directory(model);
   std::string file = bundle ? (fs::path(model) / "model.onnx").string() : model;
   if (bundle && !fs::exists(file)) throw Error("'" + model + "' is a folder without model.onnx");
-  s.graph = load_quietly([&] { return load_onnx(file); });
+  s.graph = load_model(file, spec);
   s.inputs = make_inputs(s.graph, spec);
   if (bundle) {  // ONNX backend-test layout: input_K.pb is the K-th graph input
     fs::path set = fs::path(model) / "test_data_set_0";

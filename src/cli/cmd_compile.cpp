@@ -33,7 +33,7 @@ int compile_model(const CompileCmd& o) {
   // A new or empty folder, made and probed before any work; removed again if the command fails.
   std::optional<OutputDir> out_dir;
   if (!o.emit_source.empty()) out_dir.emplace(o.emit_source, "--emit-source folder", true);
-  Graph g = load_quietly([&] { return load_onnx(o.model); });
+  Graph g = load_model(o.model, o.inputs);
   TensorMap inputs = make_inputs(g, o.inputs);  // shapes (and shape values) to specialise on
   std::unique_ptr<Program> program = compile(g, o.target, o.compile.options);
   program->prepare(inputs);

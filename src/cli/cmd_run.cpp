@@ -101,7 +101,7 @@ int run(const RunOpts& o) {
   // A sweep writes files of its own naming (NAME.T=7.npy): only into a new or empty folder.
   std::optional<OutputDir> out_dir;
   if (!o.out.empty()) out_dir.emplace(o.out, "output folder", sweep);
-  Graph g = load_quietly([&] { return load_onnx(o.model); });
+  Graph g = load_model(o.model, o.inputs);
   check_fault_applies(fault_spec(o.compile.options.fault), g);
   std::vector<std::string> labels;
   for (const InputSpec& step : steps) labels.push_back(sweep ? sweep_label(step, o.sweep) : "");

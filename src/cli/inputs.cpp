@@ -12,6 +12,7 @@
 #include "core/memory.h"
 #include "core/text.h"
 #include "frontend/npy.h"
+#include "frontend/onnx_import.h"
 
 namespace lockstep::cli {
 
@@ -208,11 +209,17 @@ Graph load_quietly(const std::function<Graph()>& load) {
   return g;
 }
 
+Graph load_model(const std::string& file, const InputSpec& spec) {
+  Graph g = load_quietly([&] { return load_onnx(file); });
+  g.random_seed = spec.seed;
+  return g;
+}
+
 void add_input_flags(CLI::App& app, InputSpec& spec) {
   app.add_option("--input", spec.files, "NAME=FILE.npy: value of a model input (repeatable)");
   app.add_option_function<std::string>(
          "--seed", [&spec](const std::string& v) { spec.seed = parse_seed(v); },
-         "Seed for generated inputs (0 to 2^64 - 1)")
+         "Seed for generated inputs and for random ops without a seed attribute (0 to 2^64 - 1)")
       ->type_name("N")
       ->default_str("0");
   app.add_option("--seed-inputs", spec.seed_inputs, "Named input recipe: vits");

@@ -27,6 +27,9 @@ struct InputSpec {
   std::vector<std::string> swept;      // a sweep's step: the --dims lists its dims came from, for errors
 };
 
+// load_onnx through load_quietly, with the spec's --seed as the seed of random nodes without one.
+Graph load_model(const std::string& file, const InputSpec& spec);
+
 // --input, --seed, --seed-inputs and --dim, as every model-running subcommand spells them.
 void add_input_flags(CLI::App& app, InputSpec& spec);
 

@@ -206,6 +206,10 @@ std::string CPrinter::binary(const Expr& e, const std::string& a, const std::str
     case Fn::IRem:
       return helper("ls_irem", e.type) + "(" + a + ", " + b + ")";
     case Fn::IPow: return helper("ls_ipow", e.type) + "_" + compute_type(e.args[1]->type) + "(" + a + ", " + b + ")";
+    case Fn::RandUniform:
+      return (e.type == DType::f64 ? "ls_rand_uniform_d(" : "ls_rand_uniform(") + a + ", " + b + ")";
+    case Fn::RandNormal:
+      return (e.type == DType::f64 ? "ls_rand_normal_d(" : "ls_rand_normal(") + a + ", " + b + ")";
     default: return "";
   }
 }

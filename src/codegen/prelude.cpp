@@ -98,6 +98,55 @@ constexpr const char* kFloatToInt = R"(#define LS_F2I_S(T, N, F) FN T ls_f2i_##T
 LS_F2I(float)
 )";
 
+// Philox4x32-10 and the draws on it, step for step as core/philox.h (docs/random.md). SQRT is
+// the dialect's float square root.
+constexpr const char* kRandom = R"(FN uint64_t ls_philox(uint64_t n, uint32_t attempt, uint64_t key, uint32_t upper) {
+  uint32_t c0 = (uint32_t)n, c1 = (uint32_t)(n >> 32), c2 = attempt, c3 = 0u;
+  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+  for (int r = 0; r < 10; ++r) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  return upper ? (((uint64_t)c3 << 32) | c2) : (((uint64_t)c1 << 32) | c0);
+}
+FN float ls_rand_uniform(int64_t n, int64_t key) {
+  return (float)((uint32_t)ls_philox((uint64_t)n, 0u, (uint64_t)key, 0u) >> 8) * 5.9604644775390625e-8f;
+}
+FN float ls_rand_normal(int64_t n, int64_t key) {
+  for (uint32_t k = 0u; k < 32u; ++k) {
+    uint64_t w = ls_philox((uint64_t)n, k, (uint64_t)key, 0u);
+    float x = (float)((int32_t)((uint32_t)w >> 8) * 2 - 16777215) * 5.9604644775390625e-8f;
+    float y = (float)((int32_t)((uint32_t)(w >> 32) >> 8) * 2 - 16777215) * 5.9604644775390625e-8f;
+    float s = x * x + y * y;
+    if (s < 1.0f) return x * SQRT(-2.0f * ls_log(s) / s);
+  }
+  return 0.0f;
+}
+)";
+
+constexpr const char* kRandomF64 = R"(FN double ls_rand_uniform_d(int64_t n, int64_t key) {
+  return (double)(ls_philox((uint64_t)n, 0u, (uint64_t)key, 0u) >> 11) * (1.0 / 9007199254740992.0);
+}
+FN double ls_rand_normal_d(int64_t n, int64_t key) {
+  for (uint32_t k = 0u; k < 32u; ++k) {
+    uint64_t wx = ls_philox((uint64_t)n, k, (uint64_t)key, 0u), wy = ls_philox((uint64_t)n, k, (uint64_t)key, 1u);
+    double x = (double)((int64_t)(wx >> 11) * 2 - (int64_t)9007199254740991) * (1.0 / 9007199254740992.0);
+    double y = (double)((int64_t)(wy >> 11) * 2 - (int64_t)9007199254740991) * (1.0 / 9007199254740992.0);
+    double s = x * x + y * y;
+    if (s < 1.0) return x * sqrt(-2.0 * log(s) / s);
+  }
+  return 0.0;
+}
+)";
+
+std::string with_sqrt(std::string text, const std::string& sqrt_fn) {
+  for (size_t at = text.find("SQRT("); at != std::string::npos; at = text.find("SQRT(", at))
+    text.replace(at, 4, sqrt_fn);
+  return text;
+}
+
 std::string qualified(std::string text, const std::string& fn) {
   for (size_t at = text.find("FN "); at != std::string::npos; at = text.find("FN ", at + fn.size()))
     text.replace(at, 2, fn);
@@ -110,7 +159,8 @@ std::string helper_functions(const CDialect& d) {
   std::string typed = std::string(kOrdered) + kIntegers + kFloatToInt + kPyMod + "LS_PYMOD(float, " + d.math_suffix +
                       ")\n" + (d.f64 ? "LS_ORDERED(double)\nLS_F2I(double)\nLS_PYMOD(double, )\n" : "");
   std::string fma = "FN float ls_fma(float a, float b, float c) { return fma" + d.math_suffix + "(a, b, c); }\n";
-  return d.conversions + qualified(fma + math_library_source() + kShared + (d.f64 ? kF64 : "") + typed, d.fn);
+  std::string random = with_sqrt(kRandom, "sqrt" + d.math_suffix) + (d.f64 ? kRandomF64 : "");
+  return d.conversions + qualified(fma + math_library_source() + kShared + (d.f64 ? kF64 : "") + typed + random, d.fn);
 }
 
 }  // namespace lockstep::codegen

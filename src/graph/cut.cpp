@@ -61,6 +61,7 @@ Graph cut_at(const Graph& g, const std::vector<std::string>& names) {
   Graph out;
   out.opset = g.opset;
   out.ir_version = g.ir_version;
+  out.random_seed = g.random_seed;
   out.producer = g.producer;
   out.source = g.source;
   std::vector<int> remap(g.values.size(), -1);

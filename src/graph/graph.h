@@ -71,6 +71,7 @@ struct Graph {
   int64_t ir_version = 0;
   std::string producer;
   std::string source;       // file the graph came from, for messages
+  uint64_t random_seed = 0;  // keys the streams of random nodes without a seed (--seed)
 
   int find_value(const std::string& name) const;  // -1 when absent
   int add_value(const std::string& name, TypeInfo type = {});

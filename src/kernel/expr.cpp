@@ -15,6 +15,7 @@ bool transcendental_here(const Expr& e) {
   if (e.op == Op::Unary && (e.fn == Fn::Exp || e.fn == Fn::Log || e.fn == Fn::Tanh || e.fn == Fn::Sigmoid ||
                             e.fn == Fn::Erf || e.fn == Fn::Sqrt))
     return true;
+  if (e.op == Op::Binary && (e.fn == Fn::RandUniform || e.fn == Fn::RandNormal)) return true;  // ten Philox rounds
   return e.op == Op::Binary && (e.fn == Fn::Pow || e.fn == Fn::Div) && dtype_is_float(e.type);
 }
 
@@ -196,6 +197,15 @@ ExprP reduce(Fn fn, ExprP body, int first_var, const Shape& extents) {
   return make(e);
 }
 
+ExprP random_draw(Fn fn, ExprP counter, int64_t key, DType t) {
+  Expr e;
+  e.op = Op::Binary;
+  e.fn = fn;
+  e.type = t;
+  e.args = {std::move(counter), icst(key)};
+  return make(e);
+}
+
 ExprP flatten_index(const std::vector<ExprP>& index, const Shape& shape) {
   ExprP flat = icst(0);
   for (size_t k = 0; k < index.size(); ++k) flat = add(mul(flat, icst(shape[k])), index[k]);
@@ -206,7 +216,9 @@ ExprP with_args(const Expr& e, std::vector<ExprP> args) {
   switch (e.op) {
     case Op::Load: return e.flat ? load_flat(e.buf, e.shape, e.type, args[0]) : load(e.buf, e.shape, e.type, std::move(args));
     case Op::Unary: return unary(e.fn, args[0]);
-    case Op::Binary: return binary(e.fn, args[0], args[1]);
+    case Op::Binary:
+      if (e.fn == Fn::RandUniform || e.fn == Fn::RandNormal) return random_draw(e.fn, args[0], args[1]->i, e.type);
+      return binary(e.fn, args[0], args[1]);
     case Op::Select: return select(args[0], args[1], args[2]);
     case Op::Cast: return cast(args[0], e.type);
     default: {
@@ -308,11 +320,11 @@ bool same_within(const Expr& a, const Expr& b, int64_t& budget) {
 bool same(const ExprP& a, const ExprP& b, int64_t budget) { return same_within(*a, *b, budget); }
 
 static const char* fn_name(Fn fn) {
-  static const char* names[] = {"none", "neg",    "abs",   "exp",    "log",    "sqrt", "tanh", "sigmoid",
-                                "erf",  "not",    "floor", "add",    "sub",    "mul",  "div",  "mod",
-                                "pow",  "min",    "max",   "lt",     "le",     "eq",   "and",  "or",
-                                "idiv", "ipow",   "pymod", "irem",   "dot",    "wadd", "wsub", "wmul",
-                                "wneg", "bitand", "bitor", "bitxor", "bitnot", "shl",  "shr",  "round"};
+  static const char* names[] = {"none",   "neg",   "abs",  "exp",   "log",   "sqrt", "tanh",   "sigmoid", "erf",
+                                "not",    "floor", "add",  "sub",   "mul",   "div",  "mod",    "pow",     "min",
+                                "max",    "lt",    "le",   "eq",    "and",   "or",   "idiv",   "ipow",    "pymod",
+                                "irem",   "dot",   "wadd", "wsub",  "wmul",  "wneg", "bitand", "bitor",   "bitxor",
+                                "bitnot", "shl",   "shr",  "round", "randu", "randn"};
   return names[static_cast<int>(fn)];
 }
 
@@ -329,7 +341,10 @@ std::string to_string(const ExprP& e) {
   std::string s;
   switch (e->op) {
     case Op::Load: s = std::string(e->flat ? "loadflat(b" : "load(b") + std::to_string(e->buf) + shape_str(e->shape); break;
-    case Op::Unary: case Op::Binary: s = std::string(fn_name(e->fn)) + "("; break;
+    case Op::Unary:
+    case Op::Binary:
+      s = std::string(fn_name(e->fn)) + (e->fn >= Fn::RandUniform ? std::string("_") + dtype_name(e->type) : "") + "(";
+      break;
     case Op::Select: s = "select("; break;
     case Op::Cast: s = std::string("cast_") + dtype_name(e->type) + "("; break;
     case Op::Reduce: s = std::string("reduce_") + fn_name(e->fn) + "(v" + std::to_string(e->i) + shape_str(e->shape); break;

@@ -83,6 +83,10 @@ enum class Fn : uint8_t {
   Shr,
   // Round to the nearest integer, halves to even (C's rint in the default rounding mode).
   Round,
+  // Draws of a random stream (docs/random.md): args are the element's counter and the stream's
+  // key (int64 constant); the result is float32 or float64. Made by random_draw only.
+  RandUniform,
+  RandNormal,
 };
 
 struct Expr;
@@ -122,6 +126,8 @@ ExprP binary(Fn fn, ExprP a, ExprP b);
 ExprP select(ExprP cond, ExprP a, ExprP b);
 ExprP cast(ExprP a, DType to);
 ExprP reduce(Fn fn, ExprP body, int first_var, const Shape& extents);
+// A draw (Fn::RandUniform or Fn::RandNormal) of type t (f32 or f64) at `counter` of stream `key`.
+ExprP random_draw(Fn fn, ExprP counter, int64_t key, DType t);
 
 // Arithmetic on values of a node: Add/Sub/Mul/Neg for floats, WAdd/WSub/WMul/WNeg for integers.
 ExprP value_arith(Fn fn, ExprP a, ExprP b = nullptr);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 
 #include "kernel/lower_ctx.h"
+#include "ops/random.h"
 
 namespace lockstep::kir {
 
@@ -153,6 +154,32 @@ ExprP one_hot(Lowering& L, const OpCtx& c, int out) {
   return select(hit, value(1), value(0));
 }
 
+// Random generators (docs/random.md): element k of the output draws counter k of the node's
+// stream; the draw is scaled in float32 (float64 for f64) and rounded once at the store.
+ExprP random_value(Lowering& L, const OpCtx& c, int out) {
+  const Shape& os = L.shape(out);
+  std::vector<ExprP> at;
+  for (size_t d = 0; d < os.size(); ++d) at.push_back(var(static_cast<int>(d)));
+  ExprP counter = flatten_index(at, os);
+  DType t = L.type(out).dtype;
+  int64_t key = static_cast<int64_t>(random_key(L.g, c.node_index));
+  if (c.node.op_type == "Bernoulli") {
+    ExprP p = widened(L.read_bcast(c.node.inputs[0], os.size()));
+    ExprP u = random_draw(Fn::RandUniform, counter, key, p->type);
+    return select(binary(Fn::Lt, u, p), cst(1, t), cst(0, t));
+  }
+  DType w = t == DType::f64 ? DType::f64 : DType::f32;
+  ExprP v;
+  if (c.node.op_type.starts_with("RandomNormal")) {
+    ExprP z = random_draw(Fn::RandNormal, counter, key, w);
+    v = add(mul(cst(c.attr_float("scale", 1), w), z), cst(c.attr_float("mean", 0), w));
+  } else {
+    double lo = c.attr_float("low", 0), hi = c.attr_float("high", 1);
+    v = add(mul(cst(hi - lo, w), random_draw(Fn::RandUniform, counter, key, w)), cst(lo, w));
+  }
+  return cast(v, t);
+}
+
 }  // namespace
 
 bool lower_elementwise(Lowering& L, int n) {
@@ -196,6 +223,7 @@ bool lower_elementwise(Lowering& L, int n) {
   else if (op == "Identity") body = in(0);
   else if (op == "Trilu") body = trilu(L, c, in(0), rank);
   else if (op == "OneHot") body = one_hot(L, c, out);
+  else if (is_random_op(op)) body = random_value(L, c, out);
   else if (op == "EyeLike") {  // ones where column - row = k
     DType t = L.type(out).dtype;
     ExprP on = binary(Fn::Eq, binary(Fn::Sub, var(1), var(0)), icst(c.attr_int("k", 0)));

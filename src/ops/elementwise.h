@@ -43,6 +43,9 @@ void require_present(const InferCtx& c, size_t k);
 void require_same_dim(const OpCtx& c, int64_t a, int64_t b, const std::string& what);
 // "input 1 ('b')", for messages.
 std::string input_label(const OpCtx& c, size_t k);
+// The dtype attribute `key` names (Cast's `to`, EyeLike's `dtype`); `what` ("Cast to ") starts
+// the refusal of a type lockstep does not implement.
+DType dtype_attr(const OpCtx& c, const char* key, const std::string& what);
 // Comma-separated dtype names of a set, for messages.
 std::string type_names(TypeSet s);
 

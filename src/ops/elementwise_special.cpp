@@ -153,7 +153,7 @@ static const char* unimplemented_type(int64_t code) {
 }
 
 // The dtype an attribute names (Cast's `to`, EyeLike's `dtype`); `what` says what it makes.
-static DType dtype_attr(const OpCtx& c, const char* key, const std::string& what) {
+DType dtype_attr(const OpCtx& c, const char* key, const std::string& what) {
   int64_t to = c.attr_int(key, 0);
   DType t = to > 0 && to < 32 ? dtype_from_onnx(static_cast<int>(to)) : DType::undefined;
   if (dtype_is_supported(t)) return t;

@@ -18,7 +18,8 @@ std::vector<const OpDef*> registered_ops() {
                                     resize_ops,      attention_ops,
                                     rotary_ops,      scatter_ops,
                                     topk_ops,        causal_conv_ops,
-                                    einsum_ops,      grid_sample_ops};
+                                    einsum_ops,      grid_sample_ops,
+                                    random_ops};
   for (Table family : kFamilies)
     for (const OpDef& d : family()) all.push_back(&d);
   return all;

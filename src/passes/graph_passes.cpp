@@ -2,6 +2,7 @@
 
 #include "core/memory.h"
 #include "ops/op.h"
+#include "ops/random.h"
 #include "passes/passes.h"
 
 namespace lockstep {
@@ -35,7 +36,7 @@ void fold_constants(Graph& g, PassManager& pm) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n) {
     const Node& node = g.nodes[n];
-    bool constant = true;
+    bool constant = !is_random_op(node.op_type);
     for (int v : node.inputs) constant &= v < 0 || g.values[v].initializer != nullptr;
     if (!constant || !pm.request("fold-constants", "computed " + node.op_type + " at compile time", {node_id(g, n)}))
       continue;

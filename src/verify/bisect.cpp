@@ -25,6 +25,7 @@ Isolated isolate(const Graph& g, std::vector<int> nodes, const TensorMap& values
   Graph& out = iso.graph;
   out.opset = g.opset;
   out.ir_version = g.ir_version;
+  out.random_seed = g.random_seed;
   out.producer = g.producer;
   out.source = g.source;
   std::vector<int> remap(g.values.size(), -1);

@@ -454,6 +454,15 @@ void add_random(std::vector<OpCase>& cs) {
   cs.push_back(OpCase{"Bernoulli", "Bernoulli", {In{F, {6, 23}, 0, 1}}, {}, {}});
 }
 
+// Compress with a condition known when compiling: a gather the probe maps (kernel/lower_movement.cpp).
+void add_selection(std::vector<OpCase>& cs) {
+  Tensor cond(DType::boolean, {6});
+  for (int64_t k = 0; k < 6; ++k) cond.data<uint8_t>()[k] = k % 3 != 1;
+  cs.push_back(
+      OpCase{"Compress axis 1", "Compress", {In{DType::f32, {3, 6, 4}}}, {{1, cond}}, {{"axis", attr_int(1)}}});
+  cs.push_back(OpCase{"Compress flat", "Compress", {In{DType::i32, {2, 5}, -50, 50}}, {{1, cond}}, {}});
+}
+
 }  // namespace
 
 std::vector<OpCase> standard_cases() {
@@ -464,6 +473,7 @@ std::vector<OpCase> standard_cases() {
   add_scatters(cs);
   add_anchors(cs);
   add_random(cs);
+  add_selection(cs);
   return cs;
 }
 

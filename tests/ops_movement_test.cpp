@@ -6,11 +6,12 @@
 #include <functional>
 #include <limits>
 
-#include "test_util.h"
 #include "core/error.h"
 #include "graph/builder.h"
 #include "ops/infer.h"
 #include "ref/interpreter.h"
+#include "runtime/program.h"
+#include "test_util.h"
 
 namespace lockstep {
 namespace {
@@ -449,6 +450,64 @@ TEST(Gather, OutOfRangeIndexIsAnErrorNamingTheNode) {
   std::string msg = error_of([&] { run(g, {iota({2, 4}), ints1({2})}); });
   EXPECT_NE(msg.find("pick"), std::string::npos) << msg;
   EXPECT_NE(msg.find("out of range"), std::string::npos) << msg;
+}
+
+// ---- NonZero, Compress: output lengths counted from values ----
+
+Tensor bools(std::vector<int> v) {
+  Tensor t(DType::boolean, {static_cast<int64_t>(v.size())});
+  for (size_t k = 0; k < v.size(); ++k) t.data<uint8_t>()[k] = static_cast<uint8_t>(v[k]);
+  return t;
+}
+
+TEST(NonZero, ListsTheIndicesOfNonzeroElementsAxisByAxis) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, dims({2, 3}));
+  b.output(b.op("NonZero", "nz", {x}));
+  Tensor v(DType::f32, {2, 3});
+  std::vector<float> vals = {0, 1, 0, 2, 0, -3};
+  std::copy(vals.begin(), vals.end(), v.data<float>());
+  RefTensor out = run(b.finish(), {v})[0];
+  ASSERT_EQ(out.shape, (Shape{2, 3}));
+  EXPECT_EQ(out.i, (std::vector<int64_t>{0, 1, 1, 1, 0, 2}));
+}
+
+// A compiled target cannot size NonZero's output from a value it only has at run time: it
+// refuses, naming the node and the output.
+TEST(NonZero, OfARunTimeValueIsRefusedByACompiledTargetNamingIt) {
+  SKIP_UNLESS_RUNS("cpu");
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, dims({2, 3}));
+  b.output(b.op("NonZero", "nz", {b.op("Relu", "r", {x})}));
+  Graph g = b.finish();
+  std::string msg = error_of([&] { compile(g, "cpu")->run({{"x", iota({2, 3})}}); });
+  EXPECT_NE(msg.find("'nz'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not known when compiling"), std::string::npos) << msg;
+}
+
+TEST(Compress, KeepsTheSlicesWhereTheConditionHoldsAlongTheAxisOrFlat) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, dims({2, 3}));
+  int c = b.input("c", DType::boolean, dims({3}));
+  int f = b.input("f", DType::boolean, dims({5}));
+  b.output(b.op("Compress", "along", {x, c}, {{"axis", attr_int(-1)}}));
+  b.output(b.op("Compress", "flat", {x, f}));
+  std::vector<RefTensor> out = run(b.finish(), {iota({2, 3}), bools({1, 0, 1}), bools({0, 1, 1, 0, 1})});
+  ASSERT_EQ(out[0].shape, (Shape{2, 2}));
+  EXPECT_EQ(out[0].f, (std::vector<double>{0, 2, 3, 5}));
+  ASSERT_EQ(out[1].shape, (Shape{3}));
+  EXPECT_EQ(out[1].f, (std::vector<double>{1, 2, 4}));
+}
+
+TEST(Compress, AConditionLongerThanTheAxisIsAnErrorNamingTheNode) {
+  GraphBuilder b(13);
+  int x = b.input("x", DType::f32, dims({2, 3}));
+  int c = b.input("c", DType::boolean, {dim("N")});
+  b.output(b.op("Compress", "keep", {x, c}, {{"axis", attr_int(1)}}));
+  Graph g = b.finish();
+  std::string msg = error_of([&] { run(g, {iota({2, 3}), bools({1, 0, 1, 1})}); });
+  EXPECT_NE(msg.find("keep"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("more than the 3"), std::string::npos) << msg;
 }
 
 // ---- Pad ----

@@ -25,9 +25,9 @@ GatherIndex gather_index(Lowering& L, int ind, int64_t len, int first_var) {
 
 namespace {
 
-const std::set<std::string> kProbed = {"Reshape", "Flatten",      "Squeeze",      "Unsqueeze",    "Transpose",
-                                       "Slice",   "Split",        "Tile",         "Expand",       "Pad",
-                                       "Gather",  "DepthToSpace", "SpaceToDepth", "CenterCropPad"};
+const std::set<std::string> kProbed = {"Reshape", "Flatten",      "Squeeze",      "Unsqueeze",     "Transpose",
+                                       "Slice",   "Split",        "Tile",         "Expand",        "Pad",
+                                       "Gather",  "DepthToSpace", "SpaceToDepth", "CenterCropPad", "Compress"};
 
 // Far above any pad value a model could write, so padding never looks like a source element.
 constexpr int64_t kIota = int64_t{1} << 40;

@@ -119,6 +119,7 @@ std::span<const OpDef> scatter_ops();
 std::span<const OpDef> topk_ops();
 std::span<const OpDef> causal_conv_ops();
 std::span<const OpDef> random_ops();
+std::span<const OpDef> selection_ops();
 std::span<const OpDef> einsum_ops();
 std::span<const OpDef> grid_sample_ops();
 // CausalConvWithState's taps k, after checking input [B, C, L] and weight [C, 1, k].

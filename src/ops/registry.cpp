@@ -19,7 +19,7 @@ std::vector<const OpDef*> registered_ops() {
                                     rotary_ops,      scatter_ops,
                                     topk_ops,        causal_conv_ops,
                                     einsum_ops,      grid_sample_ops,
-                                    random_ops};
+                                    random_ops,      selection_ops};
   for (Table family : kFamilies)
     for (const OpDef& d : family()) all.push_back(&d);
   return all;

@@ -454,13 +454,26 @@ void add_random(std::vector<OpCase>& cs) {
   cs.push_back(OpCase{"Bernoulli", "Bernoulli", {In{F, {6, 23}, 0, 1}}, {}, {}});
 }
 
-// Compress with a condition known when compiling: a gather the probe maps (kernel/lower_movement.cpp).
+// Compress with a condition known when compiling (a gather the probe maps), and ReverseSequence
+// with run-time lengths (kernel/lower_movement.cpp).
 void add_selection(std::vector<OpCase>& cs) {
   Tensor cond(DType::boolean, {6});
   for (int64_t k = 0; k < 6; ++k) cond.data<uint8_t>()[k] = k % 3 != 1;
   cs.push_back(
       OpCase{"Compress axis 1", "Compress", {In{DType::f32, {3, 6, 4}}}, {{1, cond}}, {{"axis", attr_int(1)}}});
   cs.push_back(OpCase{"Compress flat", "Compress", {In{DType::i32, {2, 5}, -50, 50}}, {{1, cond}}, {}});
+  cs.push_back(OpCase{"ReverseSequence time-major",
+                      "ReverseSequence",
+                      {In{DType::f32, {5, 3, 4}}, In{DType::i64, {3}, 0, 6}},
+                      {},
+                      {},
+                      10});
+  cs.push_back(OpCase{"ReverseSequence batch-major",
+                      "ReverseSequence",
+                      {In{DType::f16, {2, 7}}, In{DType::i64, {2}, 0, 8}},
+                      {},
+                      {{"batch_axis", attr_int(0)}, {"time_axis", attr_int(1)}},
+                      10});
 }
 
 }  // namespace

@@ -510,6 +510,22 @@ TEST(Compress, AConditionLongerThanTheAxisIsAnErrorNamingTheNode) {
   EXPECT_NE(msg.find("more than the 3"), std::string::npos) << msg;
 }
 
+// ReverseSequence: the first len[b] steps of each batch reversed along time (axis 0 here).
+TEST(ReverseSequence, ReversesEachBatchsPrefixAndRefusesALengthPastTheTime) {
+  GraphBuilder b(10);
+  int x = b.input("x", DType::f32, dims({4, 2}));
+  int lens = b.input("lens", DType::i64, dims({2}));
+  b.output(b.op("ReverseSequence", "rev", {x, lens}));
+  Graph g = b.finish();
+  RefTensor out = run(g, {iota({4, 2}), ints1({3, 0})})[0];
+  EXPECT_EQ(out.f, (std::vector<double>{4, 1, 2, 3, 0, 5, 6, 7}));
+  for (const std::string& target : {std::string("ref"), std::string("cpu")}) {
+    if (target != "ref" && !testing::cannot_run(target).empty()) continue;
+    std::string msg = error_of([&] { compile(g, target)->run({{"x", iota({4, 2})}, {"lens", ints1({5, 1})}}); });
+    EXPECT_NE(msg.find("'rev'"), std::string::npos) << target << ": " << msg;
+  }
+}
+
 // ---- Pad ----
 
 // x = [1,2,3,4] padded by (2, 1) in each mode, and cropped by negative pads.

@@ -237,6 +237,25 @@ void lower_gather_nd(Lowering& L, int n) {
   L.count_check(n, bad, tuples, "GatherND indices out of range");
 }
 
+// ReverseSequence: along the time axis, t < len[b] reads len[b] - 1 - t. A length outside
+// [0, time] reverses nothing (every read stays in range) and is counted by a check kernel.
+void lower_reverse_sequence(Lowering& L, int n) {
+  const Node& node = L.g.nodes[n];
+  OpCtx c(L.g, n);
+  int x = node.inputs[0], lens = node.inputs[1];
+  int ta = static_cast<int>(c.attr_int("time_axis", 0)), ba = static_cast<int>(c.attr_int("batch_axis", 1));
+  int64_t time = L.shape(x)[ta];
+  auto valid = [&](const ExprP& len) {
+    return binary(Fn::And, binary(Fn::Le, icst(0), len), binary(Fn::Le, len, icst(time)));
+  };
+  ExprP len = L.read(lens, {var(ba)}), t = var(ta);
+  std::vector<ExprP> idx = out_vars(static_cast<int64_t>(L.shape(x).size()));
+  idx[ta] = select(binary(Fn::And, valid(len), binary(Fn::Lt, t, len)), sub(sub(len, icst(1)), t), t);
+  L.emit(n, node.outputs[0], L.read(x, idx));
+  L.count_check(n, select(valid(L.read(lens, {var(0)})), icst(0), icst(1)), L.shape(lens),
+                "ReverseSequence lengths outside [0, " + std::to_string(time) + "]");
+}
+
 }  // namespace
 
 bool lower_movement(Lowering& L, int n) {
@@ -248,6 +267,10 @@ bool lower_movement(Lowering& L, int n) {
   }
   if (node.op_type == "GatherND") {
     lower_gather_nd(L, n);
+    return true;
+  }
+  if (node.op_type == "ReverseSequence") {
+    lower_reverse_sequence(L, n);
     return true;
   }
   if (!kProbed.count(node.op_type)) return false;

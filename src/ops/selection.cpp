@@ -1,5 +1,5 @@
-// Ops whose output length is counted from their input's values: NonZero and Compress. The
-// shape rule knows the length only when the values are known before running (a constant, a
+// Ops that select by values: NonZero and Compress, whose output length is counted from their
+// input's values, and ReverseSequence. For the first two the shape rule knows the length only when the values are known before running (a constant, a
 // folded shape computation); otherwise the length is unknown, the reference runs the op and a
 // compiled target refuses it as unsupported, naming the value.
 #include <algorithm>
@@ -101,7 +101,47 @@ void ref_compress(RefCtx& c) {
   c.out[0] = std::move(out);
 }
 
+// ReverseSequence: along time_axis, the first sequence_lens[b] elements of batch b reversed,
+// the rest as they are. A length outside [0, time] is an error naming the node.
+std::pair<int64_t, int64_t> sequence_axes(const OpCtx& c) {
+  int64_t t = c.attr_int("time_axis", 0), b = c.attr_int("batch_axis", 1);
+  if ((t != 0 && t != 1) || (b != 0 && b != 1) || t == b)
+    c.fail("time_axis and batch_axis must be 0 and 1 in either order, got " + std::to_string(t) + " and " +
+           std::to_string(b));
+  return {t, b};
+}
+
+void infer_reverse_sequence(InferCtx& c) {
+  require_types(c, 0, {{10, (kNumeric & ~kBf16) | kBool}, {22, kNumeric | kBool}});
+  require_types(c, 1, {{10, types({DType::i64})}});
+  c.require_rank(1, 1);
+  auto [t, b] = sequence_axes(c);
+  const TypeInfo &x = c.input(0), &lens = c.input(1);
+  if (x.rank_known && x.dims.size() < 2) c.fail("input must have rank 2 or more");
+  if (x.rank_known && lens.rank_known) require_same_dim(c, x.dims[b], lens.dims[0], "batch size and sequence_lens");
+  c.out[0] = x;
+}
+
+void ref_reverse_sequence(RefCtx& c) {
+  const RefTensor &x = c.input(0), &lens = c.input(1);
+  auto [ta, ba] = sequence_axes(c);
+  if (x.shape.size() < 2 || lens.numel() != x.shape[ba])
+    c.fail("sequence_lens has " + std::to_string(lens.numel()) + " lengths for a batch of " +
+           std::to_string(x.shape.size() < 2 ? 0 : x.shape[ba]));
+  std::vector<int64_t> strides = shape_strides(x.shape);
+  RefTensor out(x.dtype, x.shape);
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    int64_t b = k / strides[ba] % x.shape[ba], t = k / strides[ta] % x.shape[ta], len = lens.i[b];
+    if (len < 0 || len > x.shape[ta])
+      c.fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " is outside [0, " +
+             std::to_string(x.shape[ta]) + "]");
+    out.copy_elem(k, x, t < len ? k + (len - 1 - 2 * t) * strides[ta] : k);
+  }
+  c.out[0] = std::move(out);
+}
+
 const OpDef kOps[] = {
+    {"ReverseSequence", 2, 2, 1, 1, {"batch_axis", "time_axis"}, infer_reverse_sequence, ref_reverse_sequence},
     {"NonZero", 1, 1, 1, 1, {}, infer_non_zero, ref_non_zero},
     {"Compress", 2, 2, 1, 1, {"axis"}, infer_compress, ref_compress},
 };

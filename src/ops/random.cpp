@@ -95,17 +95,16 @@ void ref_random(RefCtx& c) {
   Shape shape = like(c) ? c.input(0).shape : Shape(c.attr_ints("shape"));
   DType t = drawn_dtype(c, like(c) ? c.input(0).dtype : DType::undefined);
   uint64_t key = random_key(c.graph, c.node_index);
-  bool wide = t == DType::f64;
+  bool wide = t == DType::f64, gauss = normal(c);
+  // value = offset + span * draw: mean + scale * z, or low + (high - low) * u
+  double offset = gauss ? c.attr_float("mean", 0) : c.attr_float("low", 0);
+  double span = gauss ? c.attr_float("scale", 1) : c.attr_float("high", 1) - offset;
   RefTensor out(t, shape);
   for (int64_t k = 0; k < out.numel(); ++k) {
     uint64_t n = static_cast<uint64_t>(k);
-    if (normal(c)) {
-      double z = wide ? philox::normal_f64(n, key) : philox::normal_f32(n, key);
-      out.f[k] = c.attr_float("mean", 0) + c.attr_float("scale", 1) * z;
-    } else {
-      double u = wide ? philox::uniform_f64(n, key) : philox::uniform_f32(n, key), lo = c.attr_float("low", 0);
-      out.f[k] = lo + (c.attr_float("high", 1) - lo) * u;
-    }
+    double draw = gauss ? (wide ? philox::normal_f64(n, key) : philox::normal_f32(n, key))
+                        : (wide ? philox::uniform_f64(n, key) : philox::uniform_f32(n, key));
+    out.f[k] = offset + span * draw;
   }
   c.out[0] = std::move(out);
 }

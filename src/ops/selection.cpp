@@ -1,9 +1,8 @@
 // Ops that select by values: NonZero and Compress, whose output length is counted from their
-// input's values, and ReverseSequence. For the first two the shape rule knows the length only when the values are known before running (a constant, a
-// folded shape computation); otherwise the length is unknown, the reference runs the op and a
-// compiled target refuses it as unsupported, naming the value.
-#include <algorithm>
-
+// input's values, and ReverseSequence. For the first two the shape rule knows the length only
+// when the values are known before running (a constant, a folded shape computation); otherwise
+// the length is unknown, the reference runs the op and a compiled target refuses it as
+// unsupported, naming the value.
 #include "ops/elementwise.h"
 #include "ops/infer.h"
 #include "ops/movement_common.h"
@@ -14,9 +13,9 @@ using namespace ew;
 
 namespace {
 
-int64_t count_nonzero(const RefTensor& x, int64_t limit) {
+int64_t count_nonzero(const RefTensor& x) {
   int64_t n = 0;
-  for (int64_t k = 0; k < std::min(limit, x.numel()); ++k) n += x.get(k) != 0;
+  for (int64_t k = 0; k < x.numel(); ++k) n += x.get(k) != 0;
   return n;
 }
 
@@ -27,12 +26,12 @@ void infer_non_zero(InferCtx& c) {
   require_types(c, 0, {{9, (kNumeric & ~kBf16) | kBool}, {13, kNumeric | kBool}});
   const TypeInfo& x = c.input(0);
   int64_t rank = x.rank_known ? static_cast<int64_t>(x.dims.size()) : -1;
-  c.set_output(0, DType::i64, {rank, c.value(0) ? count_nonzero(*c.value(0), c.value(0)->numel()) : -1});
+  c.set_output(0, DType::i64, {rank, c.value(0) ? count_nonzero(*c.value(0)) : -1});
 }
 
 void ref_non_zero(RefCtx& c) {
   const RefTensor& x = c.input(0);
-  int64_t rank = static_cast<int64_t>(x.shape.size()), n = count_nonzero(x, x.numel());
+  int64_t rank = static_cast<int64_t>(x.shape.size()), n = count_nonzero(x);
   RefTensor out(DType::i64, {rank, n});
   std::vector<int64_t> strides = shape_strides(x.shape);
   for (int64_t k = 0, col = 0; k < x.numel(); ++k) {
@@ -66,7 +65,7 @@ void infer_compress(InferCtx& c) {
   if (!x.rank_known) return c.set_output_unknown_rank(0, x.dtype);
   int64_t rank = static_cast<int64_t>(x.dims.size()), cond_len = cond.rank_known ? cond.dims[0] : -1;
   std::optional<int64_t> axis = compress_axis(c, rank);
-  int64_t count = c.value(1) ? count_nonzero(*c.value(1), c.value(1)->numel()) : -1;
+  int64_t count = c.value(1) ? count_nonzero(*c.value(1)) : -1;
   if (!axis) {
     require_condition_fits(c, cond_len, x.fully_known() ? shape_numel(x.dims) : -1);
     return c.set_output(0, x.dtype, {count});
@@ -89,7 +88,7 @@ void ref_compress(RefCtx& c) {
     if (d > a) inner *= in[d];
   }
   Shape shape = in;
-  shape[a] = count_nonzero(cond, cond.numel());
+  shape[a] = count_nonzero(cond);
   RefTensor out(x.dtype, shape);
   int64_t at = 0;
   for (int64_t o = 0; o < outer; ++o)
